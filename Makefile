@@ -1,0 +1,44 @@
+# Wraps the CMake build. `make run` runs the default job, `make test` runs every test.
+# Run as root, each target first installs the Debian packages the build needs (if missing).
+BUILD   ?= build
+JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
+GPU     ?=
+RUN_ARGS ?= campaigns/smoke.lua $(if $(GPU),--gpu $(GPU),)
+DEB_PKGS := cmake build-essential pkg-config liblua5.4-dev lua-filesystem-dev lua-cjson-dev \
+            libyaml-dev lua-busted
+
+.PHONY: all build run test test-gpu deps clean
+
+all: build
+
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing:$$missing"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	  else \
+	    echo "missing Debian packages:$$missing (run 'make deps' as root, or install them)"; \
+	  fi; \
+	fi
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	./$(BUILD)/tilebench run $(RUN_ARGS)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test-gpu: build
+	cd $(BUILD) && ctest --output-on-failure -L gpu
+
+clean:
+	rm -rf $(BUILD)

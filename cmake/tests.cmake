@@ -1,0 +1,48 @@
+# Test conventions: drop a file in the right folder and it becomes a ctest.
+#   tests/c/test_NAME.c      C unit test linked with tbcore              -> c_NAME
+#   tests/lua/NAME_spec.lua  busted spec run inside tilebench's Lua      -> lua_NAME
+#   tests/cli/NAME.sh        transcript test driving the binary (bash)   -> cli_NAME
+#   tests/gpu/NAME.lua       GPU test, label gpu, exits 77 without a GPU -> gpu_NAME
+#   tests/gpu/NAME.sh        GPU test driving the binary (bash)          -> gpu_NAME
+# Every test gets TILEBENCH (the binary), TILEBENCH_HOME (the source tree) and a private cache.
+set(TB_TEST_ENV "TILEBENCH=$<TARGET_FILE:tilebench>" "TILEBENCH_HOME=${CMAKE_SOURCE_DIR}"
+    "TILEBENCH_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache" "TB_BUILD_DIR=${CMAKE_BINARY_DIR}")
+
+file(GLOB TB_C_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/c/test_*.c)
+foreach(t ${TB_C_TESTS})
+  get_filename_component(n ${t} NAME_WE)
+  string(REGEX REPLACE "^test_" "" n ${n})
+  add_executable(test_${n} ${t})
+  target_link_libraries(test_${n} PRIVATE tbcore)
+  add_test(NAME c_${n} COMMAND test_${n})
+  set_tests_properties(c_${n} PROPERTIES ENVIRONMENT "${TB_TEST_ENV}" SKIP_RETURN_CODE 77 LABELS unit)
+endforeach()
+
+file(GLOB TB_LUA_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/lua/*_spec.lua)
+foreach(t ${TB_LUA_TESTS})
+  get_filename_component(n ${t} NAME_WE)
+  string(REGEX REPLACE "_spec$" "" n ${n})
+  add_test(NAME lua_${n} COMMAND tilebench script ${CMAKE_SOURCE_DIR}/tests/lua/busted_runner.lua
+           --output=plainTerminal ${t} WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(lua_${n} PROPERTIES ENVIRONMENT "${TB_TEST_ENV}" LABELS lua)
+endforeach()
+
+file(GLOB TB_CLI_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/cli/*.sh)
+foreach(t ${TB_CLI_TESTS})
+  get_filename_component(n ${t} NAME_WE)
+  add_test(NAME cli_${n} COMMAND bash ${t} WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+  set_tests_properties(cli_${n} PROPERTIES ENVIRONMENT "${TB_TEST_ENV}" SKIP_RETURN_CODE 77 LABELS cli)
+endforeach()
+
+file(GLOB TB_GPU_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/gpu/*.lua ${CMAKE_SOURCE_DIR}/tests/gpu/*.sh)
+foreach(t ${TB_GPU_TESTS})
+  get_filename_component(n ${t} NAME_WE)
+  get_filename_component(ext ${t} EXT)
+  if(ext STREQUAL ".sh")
+    add_test(NAME gpu_${n} COMMAND bash ${t} WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+  else()
+    add_test(NAME gpu_${n} COMMAND tilebench script ${t} WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  endif()
+  set_tests_properties(gpu_${n} PROPERTIES ENVIRONMENT "${TB_TEST_ENV}" SKIP_RETURN_CODE 77
+                       LABELS gpu TIMEOUT 600)
+endforeach()

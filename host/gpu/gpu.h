@@ -1,0 +1,177 @@
+/* gpu.h: the one backend-neutral interface to a GPU driver (devices, memory, modules, launches,
+ * streams, events, graphs). CUDA fills it today (cuda.c); a HIP backend can fill it later
+ * without changing a caller. No Lua header is included anywhere under host/gpu/.
+ *
+ * Conventions: every call returns a gpu_status (GPU_OK == 0). On failure the backend records a
+ * message naming the API and the driver's error, e.g.
+ *   "cuLaunchKernel: CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)"
+ * which gpu_last_error() returns (thread-local, valid until the next failing call). */
+#ifndef TB_GPU_H
+#define TB_GPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum gpu_status {
+  GPU_OK = 0,
+  GPU_ERR_NO_DRIVER,   /* the driver library could not be opened, or has no device */
+  GPU_ERR_NO_LIBRARY,  /* an optional library (NVRTC, CUPTI, cuBLASLt) is absent */
+  GPU_ERR_OOM,         /* allocation failed for lack of memory: a case status, not a crash */
+  GPU_ERR_INVALID,     /* bad argument, missing symbol, wrong image */
+  GPU_ERR_COMPILE,     /* run-time compilation failed; the log is in the message */
+  GPU_ERR_FAULT,       /* sticky error: the context is unusable (illegal address, trap, ...) */
+  GPU_ERR_TIMEOUT,     /* a wait ran past its limit */
+  GPU_ERR_BUSY,        /* resource held by someone else (CUPTI under ncu) */
+  GPU_ERR_OTHER
+} gpu_status;
+
+const char *gpu_last_error(void);
+/* Record an error message (printf-style) for gpu_last_error(); returns st for tail calls. */
+gpu_status gpu_set_error(gpu_status st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+typedef uint64_t gpu_ptr; /* device address */
+typedef struct gpu_module gpu_module;
+typedef struct gpu_function gpu_function;
+typedef struct gpu_stream_s *gpu_stream; /* NULL = the default (legacy) stream */
+typedef struct gpu_event_s *gpu_event;
+typedef struct gpu_graph_s *gpu_graph; /* an instantiated, launchable graph */
+
+typedef struct gpu_device_props {
+  int index;
+  char name[256];
+  char arch[16];     /* "sm_90" (NVIDIA) or "gfx942" (AMD) */
+  char family[16];   /* "hopper", "blackwell", "ampere", "ada", "cdna3", ... (verify.arch_overrides) */
+  char pci_bus_id[32];
+  char uuid[40];
+  int cc_major, cc_minor;
+  int sm_count;
+  int warp_size;
+  int max_threads_per_block;
+  int max_threads_per_sm;
+  int regs_per_sm;
+  size_t l2_bytes;
+  size_t total_mem;
+  int clock_khz;          /* max SM clock */
+  int mem_clock_khz;      /* peak memory clock */
+  int mem_bus_width_bits;
+  size_t smem_per_block;        /* default limit */
+  size_t smem_per_block_optin;  /* with the dynamic limit raised */
+  size_t smem_per_sm;
+  double peak_dram_gbs;   /* 2 * mem_clock * bus_width / 8, the datasheet-style figure */
+} gpu_device_props;
+
+typedef struct gpu_function_attrs {
+  int num_regs;
+  int static_smem_bytes;
+  int local_bytes;        /* per-thread local memory (spills, stack) */
+  int const_bytes;
+  int max_threads_per_block;
+  int max_dynamic_smem_bytes;
+  int ptx_version, binary_version;
+  int num_params;         /* -1 when the driver cannot tell */
+  size_t param_offset[64], param_size[64];
+} gpu_function_attrs;
+
+typedef struct gpu_version_info {
+  int driver_version;     /* e.g. 13000 */
+  char backend[16];       /* "cuda" */
+  char driver_path[512];  /* where the driver library was found */
+} gpu_version_info;
+
+typedef struct gpu_backend {
+  const char *name;
+  /* Opens the driver library and initialises it. Safe to call again. GPU_ERR_NO_DRIVER with
+   * "no CUDA driver found (libcuda.so.1: <dlerror>)" when absent. */
+  gpu_status (*init)(void);
+  gpu_status (*version)(gpu_version_info *v);
+  gpu_status (*device_count)(int *n);
+  gpu_status (*device_props)(int dev, gpu_device_props *p);
+  /* Retains the device's primary context and makes it current on the calling thread. */
+  gpu_status (*set_device)(int dev);
+  gpu_status (*current_device)(int *dev);
+  gpu_status (*synchronize)(void); /* whole context */
+
+  gpu_status (*mem_alloc)(gpu_ptr *p, size_t bytes); /* GPU_ERR_OOM when memory is short */
+  gpu_status (*mem_free)(gpu_ptr p);
+  gpu_status (*mem_info)(size_t *free_bytes, size_t *total_bytes);
+  gpu_status (*memset8_async)(gpu_ptr p, unsigned char value, size_t bytes, gpu_stream s);
+  gpu_status (*memset32_async)(gpu_ptr p, uint32_t value, size_t count, gpu_stream s);
+  gpu_status (*copy_htod)(gpu_ptr dst, const void *src, size_t bytes); /* synchronous */
+  gpu_status (*copy_dtoh)(void *dst, gpu_ptr src, size_t bytes);       /* synchronous */
+  gpu_status (*copy_dtod_async)(gpu_ptr dst, gpu_ptr src, size_t bytes, gpu_stream s);
+
+  /* Modules: a cubin, fatbin or NUL-terminated PTX image, or a file holding one. */
+  gpu_status (*module_load_image)(gpu_module **m, const void *image, size_t size);
+  gpu_status (*module_load_file)(gpu_module **m, const char *path);
+  gpu_status (*module_unload)(gpu_module *m);
+  /* GPU_ERR_INVALID with "cuModuleGetFunction: ... 'name'" when the kernel is absent. */
+  gpu_status (*function_get)(gpu_function **f, gpu_module *m, const char *name);
+  gpu_status (*function_attrs)(gpu_function *f, gpu_function_attrs *a);
+  gpu_status (*function_set_max_dynamic_smem)(gpu_function *f, int bytes);
+  /* args: array of pointers to each argument value, as cuLaunchKernel takes them.
+   * Raises the dynamic shared-memory limit first when smem_bytes > 48 KiB. */
+  gpu_status (*launch)(gpu_function *f, const unsigned grid[3], const unsigned block[3],
+                       unsigned smem_bytes, gpu_stream s, void **args);
+
+  gpu_status (*stream_create)(gpu_stream *s);
+  gpu_status (*stream_destroy)(gpu_stream s);
+  gpu_status (*stream_synchronize)(gpu_stream s);
+  /* Waits at most timeout_ms (polling); GPU_ERR_TIMEOUT past it. <0 waits forever. */
+  gpu_status (*stream_wait_timeout)(gpu_stream s, double timeout_ms);
+
+  gpu_status (*event_create)(gpu_event *e); /* with timing */
+  gpu_status (*event_destroy)(gpu_event e);
+  gpu_status (*event_record)(gpu_event e, gpu_stream s);
+  gpu_status (*event_synchronize)(gpu_event e);
+  gpu_status (*event_elapsed_ms)(float *ms, gpu_event start, gpu_event end);
+
+  /* Stream capture into a graph; end_capture instantiates it. */
+  gpu_status (*capture_begin)(gpu_stream s);
+  gpu_status (*capture_end)(gpu_stream s, gpu_graph *g);
+  gpu_status (*graph_launch)(gpu_graph g, gpu_stream s);
+  gpu_status (*graph_destroy)(gpu_graph g);
+
+  /* Raw handles for sibling layers (CUPTI, cuBLASLt) that need the driver's own types. */
+  void *(*native_context)(void);
+  void *(*native_stream)(gpu_stream s);
+} gpu_backend;
+
+/* The backend in use (CUDA today). Never NULL; init() reports whether a driver exists. */
+const gpu_backend *gpu_backend_get(void);
+const gpu_backend *gpu_cuda_backend(void);
+
+/* ---- library lookup (dl.c) ------------------------------------------------------------------
+ * Opens a shared library by trying, in order: $TILEBENCH_CUDA_LIB_DIR/<name>, the system loader
+ * (<name>), $CUDA_HOME/lib64/<name>, /usr/local/cuda/lib64/<name>; for each name in the
+ * NULL-terminated list. Returns the handle or NULL, with gpu_last_error() naming the library and
+ * every place searched. Never aborts. */
+void *gpu_dlopen_first(const char *const *names, char *found_path, size_t found_len);
+
+/* ---- run-time compilation (rtc.c) ---------------------------------------------------------- */
+typedef struct rtc_header {
+  const char *name;   /* include name, e.g. "tb_common.cuh" */
+  const char *source;
+} rtc_header;
+
+typedef struct rtc_result {
+  void *image;        /* cubin (malloc'd; free with rtc_result_free) */
+  size_t size;
+  char *log;          /* compiler log (may be empty), malloc'd */
+  int from_cache;     /* 1 when the image came from the on-disk cache */
+  char key[65];       /* the cache key (hex) */
+} rtc_result;
+
+/* Compiles CUDA C source for arch ("sm_90"; NULL = the current device's, or sm_90 without one)
+ * with options (e.g. "-DBLOCK=256", "-O3", "--use_fast_math") and headers. Results are cached
+ * on disk under rtc_cache_dir(), keyed by source, headers, options, NVRTC version and arch.
+ * GPU_ERR_COMPILE with the full log in gpu_last_error() when the source does not compile;
+ * GPU_ERR_NO_LIBRARY when libnvrtc is absent. */
+gpu_status rtc_compile(const char *source, const char *program_name, const rtc_header *headers,
+                       int n_headers, const char *const *options, int n_options, const char *arch,
+                       rtc_result *out);
+void rtc_result_free(rtc_result *r);
+gpu_status rtc_version(int *major, int *minor);
+/* $TILEBENCH_CACHE_DIR, else $XDG_CACHE_HOME/tilebench/rtc, else ~/.cache/tilebench/rtc. */
+const char *rtc_cache_dir(void);
+
+#endif

@@ -1,0 +1,130 @@
+/* lua_host.c: sets up the embedded Lua 5.4 state: standard libraries, the tb.* C modules, lfs
+ * and cjson preloaded, and package.path rooted at tilebench's own Lua library. */
+#include "lua_host.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lauxlib.h"
+#include "lualib.h"
+
+int luaopen_tb_device(lua_State *L);
+int luaopen_tb_tensor(lua_State *L);
+int luaopen_tb_kernel(lua_State *L);
+int luaopen_tb_launch(lua_State *L);
+int luaopen_tb_verify(lua_State *L);
+int luaopen_tb_timer(lua_State *L);
+int luaopen_tb_yaml(lua_State *L);
+int luaopen_tb_sys(lua_State *L);
+int luaopen_tb_blas(lua_State *L);
+int luaopen_lfs(lua_State *L);
+int luaopen_cjson(lua_State *L);
+
+static const luaL_Reg preloaded[] = {
+  {"tb.device", luaopen_tb_device},
+  {"tb.tensor", luaopen_tb_tensor},
+  {"tb.kernel", luaopen_tb_kernel},
+  {"tb.launch", luaopen_tb_launch},
+  {"tb.verify", luaopen_tb_verify},
+  {"tb.timer", luaopen_tb_timer},
+  {"tb.yaml", luaopen_tb_yaml},
+  {"tb.sys", luaopen_tb_sys},
+  {"tb.blas", luaopen_tb_blas},
+  {"lfs", luaopen_lfs},
+  {"cjson", luaopen_cjson},
+  {NULL, NULL}
+};
+
+static int is_dir(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int has_lua_tree(const char *root) {
+  char p[PATH_MAX];
+  snprintf(p, sizeof p, "%s/lua/tilebench", root);
+  return is_dir(p);
+}
+
+const char *tb_home(void) {
+  static char home[PATH_MAX];
+  if (home[0]) return home;
+  const char *env = getenv("TILEBENCH_HOME");
+  if (env && *env) {
+    snprintf(home, sizeof home, "%s", env);
+    return home;
+  }
+  if (has_lua_tree(TB_SOURCE_DIR)) {
+    snprintf(home, sizeof home, "%s", TB_SOURCE_DIR);
+    return home;
+  }
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    exe[n] = '\0';
+    for (int up = 0; up < 3; up++) {
+      char *slash = strrchr(exe, '/');
+      if (!slash) break;
+      *slash = '\0';
+      if (has_lua_tree(exe)) {
+        snprintf(home, sizeof home, "%s", exe);
+        return home;
+      }
+    }
+  }
+  snprintf(home, sizeof home, "%s", ".");
+  return home;
+}
+
+static int msghandler(lua_State *L) {
+  const char *msg = lua_tostring(L, 1);
+  if (msg == NULL) {
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
+    msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+  }
+  luaL_traceback(L, L, msg, 1);
+  return 1;
+}
+
+int tb_lua_docall(lua_State *L, int nargs, int nresults) {
+  int base = lua_gettop(L) - nargs;
+  lua_pushcfunction(L, msghandler);
+  lua_insert(L, base);
+  int status = lua_pcall(L, nargs, nresults, base);
+  lua_remove(L, base);
+  return status;
+}
+
+lua_State *tb_lua_new(void) {
+  lua_State *L = luaL_newstate();
+  if (L == NULL) return NULL;
+  luaL_openlibs(L);
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  for (const luaL_Reg *m = preloaded; m->name; m++) {
+    lua_pushcfunction(L, m->func);
+    lua_setfield(L, -2, m->name);
+  }
+  lua_pop(L, 1);
+
+  /* tilebench's library first, then whatever the system has (busted, luassert). */
+  const char *home = tb_home();
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "path");
+  lua_pushfstring(L, "%s/lua/?.lua;%s/lua/?/init.lua;%s/?.lua;%s", home, home, home,
+                  lua_tostring(L, -1));
+  lua_setfield(L, -3, "path");
+  lua_pop(L, 1);
+  lua_pop(L, 1);
+
+  lua_pushstring(L, home);
+  lua_setglobal(L, "TILEBENCH_HOME");
+  lua_pushstring(L, TB_VERSION);
+  lua_setglobal(L, "TILEBENCH_VERSION");
+  lua_pushstring(L, TB_GIT_SHA);
+  lua_setglobal(L, "TILEBENCH_GIT_SHA");
+  return L;
+}

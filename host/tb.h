@@ -1,0 +1,97 @@
+/* tb.h: what the tb_*.c Lua modules share: dtypes, the tensor userdata, the GPU-status-to-Lua
+ * error bridge and the host's own kernels. Only these modules include it; host/gpu/ never does. */
+#ifndef TB_H
+#define TB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lauxlib.h"
+#include "lua.h"
+#include "gpu/gpu.h"
+
+/* ---- dtypes (tb_dtype.c) ------------------------------------------------------------------- */
+typedef enum tb_dtype {
+  TB_FP32 = 0, TB_FP16, TB_BF16, TB_FP8_E4M3, TB_INT8, TB_UINT8, TB_INT32, TB_INT64, TB_NDTYPES
+} tb_dtype;
+
+typedef struct tb_dtype_info {
+  const char *name;      /* "fp32" ... the name Lua and config.yaml use */
+  const char *c_type;    /* "float", "__half", "__nv_bfloat16", "__nv_fp8_e4m3", "int8_t", ... */
+  int size;              /* bytes */
+  int is_float;
+} tb_dtype_info;
+
+extern const tb_dtype_info tb_dtypes[TB_NDTYPES];
+/* Accepts the names above and the aliases float32, float16, bfloat16, float8_e4m3fn,
+ * fp8_e4m3fn, fp8 (TileBench's). Returns -1 for an unknown name. */
+int tb_dtype_from_name(const char *name);
+/* luaL_checkoption-style: raises "bad argument #i to 'f' (invalid dtype 'x')". */
+tb_dtype tb_check_dtype(lua_State *L, int arg);
+
+/* ---- GPU errors ------------------------------------------------------------------------------
+ * Raises a Lua error with gpu_last_error() when st != GPU_OK. */
+void tb_check_gpu(lua_State *L, gpu_status st);
+/* Initialises the backend and makes the selected device current (device 0 unless tb.device
+ * selected another). Raises "no CUDA driver found (libcuda.so.1: ...)" without a driver. */
+const gpu_backend *tb_gpu(lua_State *L);
+/* The properties of the current device (cached). */
+const gpu_device_props *tb_current_props(lua_State *L);
+
+/* ---- tensors (tb_tensor.c) -----------------------------------------------------------------
+ * Device memory is held by a reference-counted storage so that views (reshape) share it. A
+ * tensor userdata keeps its storage; closing a tensor drops its reference; memory is freed
+ * when the last reference goes. */
+#define TB_MAX_DIMS 8
+#define TB_TENSOR_MT "tb.tensor"
+
+typedef struct tb_storage {
+  gpu_ptr ptr;
+  size_t nbytes;
+  int refs;
+} tb_storage;
+
+typedef struct tb_tensor {
+  tb_storage *storage;   /* NULL once closed */
+  size_t offset;         /* bytes from storage->ptr */
+  tb_dtype dtype;
+  int ndim;
+  int64_t shape[TB_MAX_DIMS];
+  int64_t strides[TB_MAX_DIMS]; /* in elements; contiguous today */
+  int64_t numel;
+} tb_tensor;
+
+/* luaL_checkudata on "tb.tensor"; raises "tensor is closed" for a released one. */
+tb_tensor *tb_check_tensor(lua_State *L, int idx);
+tb_tensor *tb_test_tensor(lua_State *L, int idx); /* NULL if not a tensor (closed ones raise) */
+static inline gpu_ptr tb_tensor_ptr(const tb_tensor *t) { return t->storage->ptr + t->offset; }
+static inline size_t tb_tensor_nbytes(const tb_tensor *t) {
+  return (size_t)t->numel * (size_t)tb_dtypes[t->dtype].size;
+}
+
+/* ---- the host's own kernels (tb_hostk.c) ----------------------------------------------------
+ * host/kernels/*.cu are embedded at build time and compiled by NVRTC for the current device on
+ * first use (cached on disk). Returns the function or raises. */
+gpu_function *tb_host_kernel(lua_State *L, const char *file, const char *kernel);
+/* The embedded text of host/kernels/<name> (NULL if absent), for headers shared with users. */
+const char *tb_embedded_source(const char *name, size_t *size);
+
+/* The stream every module launches on: one non-blocking stream per process, created by
+ * tb_gpu() with the context (never the legacy stream: graphs cannot capture that). */
+gpu_stream tb_stream(void);
+
+/* ---- launch plans (tb_launch.c) ------------------------------------------------------------
+ * A plan is an immutable list of steps built once per case and implementation; the timer and
+ * the verifier replay it from C, with no Lua in between. A step is a kernel launch with packed
+ * arguments, or a call into a library (cuBLASLt): any userdata whose metatable has the field
+ * __tb_run holding a light userdata that points at a tb_native_run_fn. */
+#define TB_PLAN_MT "tb.plan"
+typedef gpu_status (*tb_native_run_fn)(void *self, gpu_stream s);
+
+typedef struct tb_plan tb_plan; /* opaque; defined in tb_launch.c */
+tb_plan *tb_check_plan(lua_State *L, int idx);
+/* Runs every step of the plan on stream s (asynchronously). */
+gpu_status tb_plan_run(const tb_plan *p, gpu_stream s);
+int tb_plan_kernel_count(const tb_plan *p); /* kernel launches (native steps count as 1) */
+
+#endif
