@@ -45,8 +45,8 @@ static int is_dir(const char *p) {
 }
 
 static int has_lua_tree(const char *root) {
-  char p[PATH_MAX];
-  snprintf(p, sizeof p, "%s/lua/tilebench", root);
+  char p[PATH_MAX + 32];
+  if (snprintf(p, sizeof p, "%s/lua/tilebench", root) >= (int)sizeof p) return 0;
   return is_dir(p);
 }
 

@@ -70,7 +70,7 @@ static inline size_t tb_tensor_nbytes(const tb_tensor *t) {
 }
 
 /* ---- the host's own kernels (tb_hostk.c) ----------------------------------------------------
- * host/kernels/*.cu are embedded at build time and compiled by NVRTC for the current device on
+ * host/kernels/NAME.cu are embedded at build time and compiled by NVRTC for the current device on
  * first use (cached on disk). Returns the function or raises. */
 gpu_function *tb_host_kernel(lua_State *L, const char *file, const char *kernel);
 /* The embedded text of host/kernels/<name> (NULL if absent), for headers shared with users. */
@@ -79,6 +79,25 @@ const char *tb_embedded_source(const char *name, size_t *size);
 /* The stream every module launches on: one non-blocking stream per process, created by
  * tb_gpu() with the context (never the legacy stream: graphs cannot capture that). */
 gpu_stream tb_stream(void);
+
+/* ---- kernels (tb_kernel.c) -----------------------------------------------------------------
+ * A kernel function userdata ("tb.function"). Its signature, when declared from Lua
+ * (module:get("name", {"ptr", "ptr", "i64"})), is what tb.launch checks arguments against;
+ * attrs.num_params (from the driver, when it can tell) is checked too. It keeps its module
+ * alive through its user value. */
+#define TB_FUNCTION_MT "tb.function"
+#define TB_MAX_PARAMS 64
+typedef enum tb_arg_kind { TB_ARG_PTR = 0, TB_ARG_I32, TB_ARG_I64, TB_ARG_U32, TB_ARG_U64,
+                           TB_ARG_F32, TB_ARG_F64, TB_NARG_KINDS } tb_arg_kind;
+extern const char *const tb_arg_kind_names[TB_NARG_KINDS]; /* "ptr", "i32", ... */
+typedef struct tb_function {
+  gpu_function *fn;
+  char name[128];
+  int nsig;                      /* -1 when no signature was declared */
+  tb_arg_kind sig[TB_MAX_PARAMS];
+  gpu_function_attrs attrs;
+} tb_function;
+tb_function *tb_check_function(lua_State *L, int idx);
 
 /* ---- launch plans (tb_launch.c) ------------------------------------------------------------
  * A plan is an immutable list of steps built once per case and implementation; the timer and
