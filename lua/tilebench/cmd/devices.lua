@@ -1,0 +1,31 @@
+-- cmd/devices.lua: `tilebench devices` lists the GPUs the driver sees, with their properties.
+local options = require("tilebench.options")
+local M = {}
+local spec = { { name = "json", type = "flag", desc = "print JSON instead of a table" } }
+M.summary = "list the GPUs and their properties"
+M.usage = "usage: tilebench devices [--json]\n\n" .. options.help(spec) .. "\n"
+
+local function gib(b) return string.format("%.1f GiB", b / 2 ^ 30) end
+local function mib(b) return string.format("%.0f MiB", b / 2 ^ 20) end
+
+function M.run(args)
+  local opts = options.parse(args, spec, "devices")
+  local device = require("tb.device")
+  local list = device.list()
+  if opts.json then
+    io.write(require("cjson").encode({ devices = list, versions = device.versions() }), "\n")
+    return 0
+  end
+  local v = device.versions()
+  io.write(string.format("driver %s, NVRTC %s\n", tostring(v.driver), tostring(v.nvrtc)))
+  for _, p in ipairs(list) do
+    io.write(string.format("[%d] %s  %s (%s)  %d SMs  %s HBM  L2 %s  SM clock %d MHz  "
+      .. "memory %d MHz x %d bit (%.0f GB/s peak)  smem opt-in %d KiB\n",
+      p.index, p.name, p.arch, p.family, p.sm_count, gib(p.total_mem), mib(p.l2_bytes),
+      p.clock_khz // 1000, p.mem_clock_khz // 1000, p.mem_bus_width_bits, p.peak_dram_gbs,
+      p.smem_per_block_optin // 1024))
+  end
+  if #list == 0 then io.write("no devices\n") end
+  return 0
+end
+return M

@@ -1,0 +1,184 @@
+-- context.lua: the ctx object handed to operator.lua: seeded tensor generators, NVRTC kernels
+-- from the operator's folder, launch plans and scalars. It tracks every tensor it creates so
+-- the case's device memory is released as soon as the case ends (ctx:close()).
+local tensor = require("tb.tensor")
+local launch = require("tb.launch")
+local kernel = require("tb.kernel")
+local opmod = require("tilebench.operator")
+
+local M = {}
+local Ctx = {}
+Ctx.__index = Ctx
+
+local CTYPES = { fp32 = "float", fp16 = "__half", bf16 = "__nv_bfloat16", fp8_e4m3 = "__nv_fp8_e4m3",
+                 int8 = "int8_t", uint8 = "uint8_t", int32 = "int32_t", int64 = "int64_t" }
+local SIZES = { fp32 = 4, fp16 = 2, bf16 = 2, fp8_e4m3 = 1, int8 = 1, uint8 = 1, int32 = 4, int64 = 8 }
+local ALIASES = { float32 = "fp32", float16 = "fp16", bfloat16 = "bf16", float8_e4m3fn = "fp8_e4m3",
+                  fp8_e4m3fn = "fp8_e4m3", fp8 = "fp8_e4m3" }
+
+local function canon(dtype)
+  local d = ALIASES[dtype] or dtype
+  if not CTYPES[d] then error(string.format("unknown dtype '%s'", tostring(dtype)), 2) end
+  return d
+end
+
+-- An out-of-memory failure travels as a table so the runner records status 'oom'.
+local OOM = {}
+OOM.__tostring = function(e) return e.message end
+function M.is_oom(e) return type(e) == "table" and getmetatable(e) == OOM end
+
+-- Compile-only mode (CI, no GPU): tensors are shape-only stand-ins, kernels are compiled with
+-- NVRTC for M.compile_arch but not loaded, and plans are the step tables themselves.
+local Fake = {}
+Fake.__index = Fake
+function Fake:numel() return self.n end
+function Fake:nbytes() return self.n * SIZES[self.dtype] end
+function Fake:ndim() return #self.shape end
+function Fake:close() self.closed = true end
+function Fake:is_closed() return self.closed == true end
+function Fake:reshape(shape) return setmetatable({ dtype = self.dtype, shape = shape, n = self.n }, Fake) end
+local function fake_tensor(shape, dtype)
+  if type(shape) == "number" then shape = { shape } end
+  local n = 1
+  for _, d in ipairs(shape) do n = n * d end
+  return setmetatable({ dtype = dtype, shape = shape, n = n }, Fake)
+end
+M.compile_arch = "sm_90"
+
+local function track(self, t, msg, code)
+  if t == nil then
+    if code == "oom" then error(setmetatable({ message = msg, status = "oom" }, OOM), 0) end
+    error(msg or "tensor allocation failed", 0)
+  end
+  self.tensors[#self.tensors + 1] = t
+  return t
+end
+
+-- Headers every operator compile gets: host/kernels/*.cuh read from the source tree.
+local headers_cache
+local function common_headers()
+  if headers_cache then return headers_cache end
+  local lfs = require("lfs")
+  headers_cache = {}
+  local dir = TILEBENCH_HOME .. "/host/kernels"
+  if lfs.attributes(dir, "mode") == "directory" then
+    for f in lfs.dir(dir) do
+      if f:match("%.cuh$") then
+        local fh = assert(io.open(dir .. "/" .. f, "rb"))
+        headers_cache[f] = fh:read("a")
+        fh:close()
+      end
+    end
+  end
+  return headers_cache
+end
+M.common_headers = common_headers
+
+local modules = {} -- per process: compile key -> module
+
+local function define_list(defines)
+  local keys = {}
+  for k in pairs(defines or {}) do keys[#keys + 1] = k end
+  table.sort(keys)
+  local parts = {}
+  for _, k in ipairs(keys) do parts[#parts + 1] = k .. "=" .. tostring(defines[k]) end
+  return table.concat(parts, ";")
+end
+
+-- Compiles (or fetches) the module of `file` in dir with defines/options.
+function M.compile(dir, file, defines, options, load)
+  local path = dir .. "/" .. file
+  local key = path .. "|" .. define_list(defines) .. "|" .. table.concat(options or {}, " ")
+    .. (load == false and "|noload" or "")
+  local m = modules[key]
+  if m then return m end
+  local fh, err = io.open(path, "rb")
+  if not fh then error(string.format("kernel source %s: %s", path, err), 0) end
+  local src = fh:read("a")
+  fh:close()
+  local opts = { name = file, defines = defines or {}, options = options or {}, headers = common_headers() }
+  if load == false then
+    opts.load = false
+    opts.arch = M.compile_arch
+  end
+  local mod, log = kernel.compile(src, opts)
+  if not mod then
+    error(string.format("%s does not compile:\n%s", path, tostring(log)), 0)
+  end
+  modules[key] = mod
+  return mod
+end
+
+function Ctx:kernel(file, name, defines, options)
+  local mod = M.compile(self.dir, file, defines, options, not self.compile_only)
+  if self.compile_only then return { compiled = mod, name = name } end
+  return mod:get(name)
+end
+
+function Ctx:close()
+  for i = #self.tensors, 1, -1 do
+    local t = self.tensors[i]
+    if not t:is_closed() then t:close() end
+    self.tensors[i] = nil
+  end
+end
+Ctx.__close = Ctx.close
+
+-- op: a loaded operator (tilebench.operator); case: one of its cases.
+function M.new(op, case, opts)
+  opts = opts or {}
+  local self = setmetatable({ tensors = {}, dir = op.dir, op = op, case = case,
+                              compile_only = opts.compile_only }, Ctx)
+  local seed = case.seed or opmod.case_seed(op.name, case)
+  local function seed_for(name)
+    if type(name) ~= "string" then error("ctx generators take a tensor name first (for its seed)", 3) end
+    return opmod.hash(tostring(seed) .. "/" .. name)
+  end
+  self.seed = seed
+  if self.compile_only then
+    local function fake(shape, dtype) return fake_tensor(shape, canon(dtype)) end
+    self.empty = fake
+    self.full = function(shape, dtype) return fake(shape, dtype) end
+    self.randn = function(_, shape, dtype) return fake(shape, dtype) end
+    self.rand = self.randn
+    self.randint = self.randn
+    self.from_table = function(values, dtype, shape) return fake(shape or #values, dtype) end
+  else
+  self.empty = function(shape, dtype) return track(self, tensor.empty(shape, canon(dtype))) end
+  self.full = function(shape, dtype, value) return track(self, tensor.full(shape, canon(dtype), value)) end
+  self.randn = function(name, shape, dtype, mean, std)
+    return track(self, tensor.randn(shape, canon(dtype), seed_for(name), mean or 0, std or 1))
+  end
+  self.rand = function(name, shape, dtype, lo, hi)
+    return track(self, tensor.rand(shape, canon(dtype), seed_for(name), lo or 0, hi or 1))
+  end
+  self.randint = function(name, shape, dtype, lo, hi)
+    return track(self, tensor.randint(shape, canon(dtype), seed_for(name), lo, hi))
+  end
+  self.from_table = function(values, dtype, shape)
+    return track(self, tensor.from_table(values, canon(dtype), shape))
+  end
+  end
+  self.plan = function(steps)
+    if self.compile_only then return steps end
+    return launch.plan(steps)
+  end
+  self.i32, self.i64, self.u32, self.f32, self.f64 = launch.i32, launch.i64, launch.u32, launch.f32, launch.f64
+  self.u64 = launch.u64
+  self.ctype = function(dtype) return CTYPES[canon(dtype)] end
+  self.dtype_size = function(dtype) return SIZES[canon(dtype)] end
+  self.cdiv = function(a, b) return (a + b - 1) // b end
+  if opts.props then
+    self.props = opts.props
+  elseif opts.compile_only then -- an H200's figures, so plans size their grids as they would there
+    self.props = { name = "compile-only (H200 figures)", arch = M.compile_arch, family = "hopper",
+                   sm_count = 132, warp_size = 32, max_threads_per_block = 1024,
+                   l2_bytes = 60 * 1024 * 1024, smem_per_block_optin = 232448, smem_per_sm = 233472,
+                   cc_major = 9, cc_minor = 0 }
+  else
+    self.props = require("tb.device").props()
+  end
+  return self
+end
+
+return M

@@ -1,0 +1,151 @@
+-- operator.lua: finds and loads operator folders (config.yaml + operator.lua), validating both,
+-- and expands their case grids. Search path: $TILEBENCH_OPERATOR_PATH (colon-separated), then
+-- <TILEBENCH_HOME>/operators.
+local lfs = require("lfs")
+
+local M = {}
+local loaded = {}
+
+function M.search_path()
+  local dirs = {}
+  local env = os.getenv("TILEBENCH_OPERATOR_PATH")
+  if env and env ~= "" then
+    for d in env:gmatch("[^:]+") do dirs[#dirs + 1] = d end
+  end
+  dirs[#dirs + 1] = TILEBENCH_HOME .. "/operators"
+  return dirs
+end
+
+local function is_file(p) return lfs.attributes(p, "mode") == "file" end
+
+-- All operator names on the search path, sorted, first folder winning.
+function M.list()
+  local seen, names = {}, {}
+  for _, dir in ipairs(M.search_path()) do
+    if lfs.attributes(dir, "mode") == "directory" then
+      for entry in lfs.dir(dir) do
+        if entry:sub(1, 1) ~= "." and not seen[entry] and is_file(dir .. "/" .. entry .. "/config.yaml") then
+          seen[entry] = dir .. "/" .. entry
+          names[#names + 1] = entry
+        end
+      end
+    end
+  end
+  table.sort(names)
+  return names, seen
+end
+
+function M.find(name)
+  if type(name) ~= "string" or not name:match("^[%w_.+-]+$") then
+    error(string.format("invalid operator name '%s'", tostring(name)), 0)
+  end
+  for _, dir in ipairs(M.search_path()) do
+    local d = dir .. "/" .. name
+    if is_file(d .. "/config.yaml") then return d end
+  end
+  local names = M.list()
+  error(string.format("unknown operator '%s' (known: %s)", name,
+    #names > 0 and table.concat(names, ", ") or "none"), 0)
+end
+
+local REQUIRED = { category = "string", inputs = "function", outputs = "function",
+                   reference = "function", implementations = "table" }
+local IMPL_FIELDS = { plan = "function", default = "table", space = "table", valid = "function",
+                      supports = "function", source = "string", description = "string",
+                      sources = "table" }
+
+local function check_module(name, path, mod)
+  if type(mod) ~= "table" then
+    error(string.format("%s: operator.lua must return a table, got %s", path, type(mod)), 0)
+  end
+  for k, ty in pairs(REQUIRED) do
+    if type(mod[k]) ~= ty then
+      error(string.format("%s: field '%s' must be a %s, got %s", path, k, ty, type(mod[k])), 0)
+    end
+  end
+  local n = 0
+  for impl, spec in pairs(mod.implementations) do
+    n = n + 1
+    if type(impl) ~= "string" or not impl:match("^[%w_]+$") then
+      error(string.format("%s: implementation name '%s' must be [A-Za-z0-9_]+", path, tostring(impl)), 0)
+    end
+    if type(spec) ~= "table" or type(spec.plan) ~= "function" then
+      error(string.format("%s: implementation '%s' needs a plan function", path, impl), 0)
+    end
+    for k, v in pairs(spec) do
+      if IMPL_FIELDS[k] == nil then
+        error(string.format("%s: implementation '%s': unknown field '%s'", path, impl, tostring(k)), 0)
+      elseif type(v) ~= IMPL_FIELDS[k] then
+        error(string.format("%s: implementation '%s': field '%s' must be a %s", path, impl, k, IMPL_FIELDS[k]), 0)
+      end
+    end
+  end
+  if n == 0 then error(string.format("%s: no implementations", path), 0) end
+  if mod.baseline ~= nil and mod.implementations[mod.baseline] == nil then
+    error(string.format("%s: baseline '%s' is not an implementation", path, tostring(mod.baseline)), 0)
+  end
+end
+
+-- Sorted implementation names, baseline first.
+local function impl_names(mod)
+  local names = {}
+  for k in pairs(mod.implementations) do names[#names + 1] = k end
+  table.sort(names, function(a, b)
+    if a == mod.baseline then return b ~= mod.baseline end
+    if b == mod.baseline then return false end
+    return a < b
+  end)
+  return names
+end
+
+-- Loads (once per process) the operator: {name, dir, config, module, impls, cases}.
+function M.load(name)
+  if loaded[name] then return loaded[name] end
+  local dir = M.find(name)
+  local config = require("tilebench.config").load(dir .. "/config.yaml")
+  local path = dir .. "/operator.lua"
+  local chunk, err = loadfile(path, "t")
+  if not chunk then error(string.format("operator '%s': %s", name, err), 0) end
+  local ok, mod = xpcall(chunk, debug.traceback)
+  if not ok then error(string.format("operator '%s': operator.lua failed:\n%s", name, mod), 0) end
+  check_module(name, path, mod)
+  local cases = require("tilebench.grid").expand(config, dir .. "/config.yaml")
+  local op = { name = name, dir = dir, config = config, module = mod, impls = impl_names(mod),
+               cases = cases, category = mod.category, baseline = mod.baseline }
+  loaded[name] = op
+  return op
+end
+
+-- The cases of one dtype, in grid order (index is 1-based within the dtype).
+function M.cases_of(op, dtype)
+  local out = {}
+  for _, c in ipairs(op.cases) do
+    if c.dtype == dtype then out[#out + 1] = c end
+  end
+  return out
+end
+
+function M.dtypes(op)
+  local seen, out = {}, {}
+  for _, c in ipairs(op.cases) do
+    if not seen[c.dtype] then seen[c.dtype] = true; out[#out + 1] = c.dtype end
+  end
+  return out
+end
+
+-- FNV-1a over a string, 31-bit result: stable input seeds across runs and machines.
+function M.hash(s)
+  local h = 2166136261
+  for i = 1, #s do
+    h = h ~ s:byte(i)
+    h = (h * 16777619) & 0xffffffff
+  end
+  return h & 0x7fffffff
+end
+
+-- The case's seed: from the operator name, the dtype and the case id.
+function M.case_seed(opname, case)
+  return M.hash(opname .. "|" .. case.dtype .. "|" .. case.id)
+end
+
+return M

@@ -1,0 +1,108 @@
+-- options.lua: command-line options declared as data ({name, type, default, desc, validate}),
+-- parsed into a table; --help text is generated from the same declarations (sysbench's way).
+local M = {}
+
+-- A usage error: cli.lua prints it and exits with status 2.
+local UsageError = {}
+UsageError.__index = UsageError
+UsageError.__tostring = function(e) return e.message end
+function M.usage_error(fmt, ...)
+  error(setmetatable({ message = string.format(fmt, ...), usage = true }, UsageError), 0)
+end
+function M.is_usage_error(e) return type(e) == "table" and getmetatable(e) == UsageError end
+
+local converters = {}
+function converters.flag() return true end
+function converters.string(v) return v end
+function converters.integer(v, name)
+  local n = math.tointeger(tonumber(v))
+  if n == nil then M.usage_error("option --%s expects an integer, got '%s'", name, v) end
+  return n
+end
+function converters.number(v, name)
+  local n = tonumber(v)
+  if n == nil or n ~= n then M.usage_error("option --%s expects a number, got '%s'", name, v) end
+  return n
+end
+function converters.list(v, name)
+  local out = {}
+  for item in v:gmatch("[^,]+") do out[#out + 1] = item end
+  if #out == 0 then M.usage_error("option --%s expects a comma-separated list, got '%s'", name, v) end
+  return out
+end
+-- A GPU label names results/<label>/: exactly one path component of [A-Za-z0-9._+-].
+function converters.label(v, name)
+  if not v:match("^[A-Za-z0-9._+%-]+$") or v == "." or v == ".." then
+    M.usage_error("option --%s must be one path component of [A-Za-z0-9._+-], got '%s'", name, v)
+  end
+  return v
+end
+
+-- spec: array of {name=, type=, default=, desc=, validate=function(v) -> ok, msg, choices=}
+-- Returns opts (by name, dashes kept), positional (array). Raises usage errors.
+function M.parse(args, spec, command)
+  local byname = {}
+  for _, o in ipairs(spec) do byname[o.name] = o end
+  local opts, positional = {}, {}
+  for _, o in ipairs(spec) do
+    if o.default ~= nil then opts[o.name] = o.default end
+  end
+  local i = 1
+  while i <= #args do
+    local a = args[i]
+    if a == "--" then
+      for j = i + 1, #args do positional[#positional + 1] = args[j] end
+      break
+    elseif a:sub(1, 2) == "--" and #a > 2 then
+      local name, value = a:match("^%-%-([^=]+)=(.*)$")
+      name = name or a:sub(3)
+      local o = byname[name]
+      if not o then
+        M.usage_error("%s: unknown option '--%s' (see 'tilebench %s --help')", command, name, command)
+      end
+      if o.type == "flag" then
+        if value ~= nil then M.usage_error("option --%s takes no value", name) end
+        opts[name] = true
+      else
+        if value == nil then
+          i = i + 1
+          value = args[i]
+          if value == nil then M.usage_error("option --%s needs a value", name) end
+        end
+        local v = converters[o.type](value, name)
+        if o.choices then
+          local okc = false
+          for _, c in ipairs(o.choices) do if c == v then okc = true end end
+          if not okc then
+            M.usage_error("option --%s must be one of %s, got '%s'", name, table.concat(o.choices, ", "), value)
+          end
+        end
+        if o.validate then
+          local ok, msg = o.validate(v)
+          if not ok then M.usage_error("option --%s: %s", name, msg) end
+        end
+        opts[name] = v
+      end
+    elseif a:sub(1, 1) == "-" and #a > 1 and not tonumber(a) then
+      M.usage_error("%s: unknown option '%s' (see 'tilebench %s --help')", command, a, command)
+    else
+      positional[#positional + 1] = a
+    end
+    i = i + 1
+  end
+  return opts, positional
+end
+
+function M.help(spec)
+  local lines = {}
+  for _, o in ipairs(spec) do
+    local left = "--" .. o.name
+    if o.type ~= "flag" then left = left .. " " .. (o.metavar or o.type:upper()) end
+    local desc = o.desc or ""
+    if o.default ~= nil and o.type ~= "flag" then desc = desc .. " (default " .. tostring(o.default) .. ")" end
+    lines[#lines + 1] = string.format("  %-26s %s", left, desc)
+  end
+  return table.concat(lines, "\n")
+end
+
+return M

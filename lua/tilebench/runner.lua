@@ -1,0 +1,293 @@
+-- runner.lua: runs one work item (operator, mode, dtype, case) in this process: inputs, the
+-- reference, then per implementation poison -> run -> verify -> (autotune) -> measure, and
+-- returns one result row per implementation. It never lets one implementation's failure lose
+-- another's result; a sticky GPU fault marks the row fatal so the worker can be replaced.
+local opmod = require("tilebench.operator")
+local context = require("tilebench.context")
+
+local M = {}
+
+-- Driver errors after which the context is unusable (the worker must be replaced).
+local STICKY = { "CUDA_ERROR_ILLEGAL_ADDRESS", "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+  "CUDA_ERROR_MISALIGNED_ADDRESS", "CUDA_ERROR_INVALID_ADDRESS_SPACE", "CUDA_ERROR_INVALID_PC",
+  "CUDA_ERROR_LAUNCH_FAILED", "CUDA_ERROR_HARDWARE_STACK_ERROR", "CUDA_ERROR_ASSERT",
+  "CUDA_ERROR_LAUNCH_TIMEOUT", "CUDA_ERROR_ECC_UNCORRECTABLE", "CUDA_ERROR_CONTEXT_IS_DESTROYED" }
+
+-- Turns an error object into status, reason, fatal.
+function M.classify_error(e)
+  if context.is_oom(e) then return "oom", e.message, false end
+  local msg = tostring(e)
+  for _, name in ipairs(STICKY) do
+    if msg:find(name, 1, true) then return "failed", msg, true end
+  end
+  if msg:find("GPU_ERR_TIMEOUT", 1, true) or msg:match("^timeout") or msg:find(": timeout", 1, true)
+     or msg:find("timed out", 1, true) then
+    return "timeout", msg, true
+  end
+  if msg:find("out of memory", 1, true) or msg:find("CUDA_ERROR_OUT_OF_MEMORY", 1, true) then
+    return "oom", msg, false
+  end
+  return "failed", msg, false
+end
+
+local function sorted_keys(t)
+  local ks = {}
+  for k in pairs(t) do ks[#ks + 1] = k end
+  table.sort(ks)
+  return ks
+end
+
+-- The cartesian product of an implementation's declared space, in sorted key order.
+function M.candidates(spec)
+  local space = spec.space or {}
+  local keys = sorted_keys(space)
+  local out = { {} }
+  for _, k in ipairs(keys) do
+    local vals = space[k]
+    local nxt = {}
+    for _, partial in ipairs(out) do
+      for _, v in ipairs(vals) do
+        local c = {}
+        for kk, vv in pairs(partial) do c[kk] = vv end
+        c[k] = v
+        nxt[#nxt + 1] = c
+      end
+    end
+    out = nxt
+  end
+  -- Fill keys the space does not vary from the default.
+  for _, c in ipairs(out) do
+    for k, v in pairs(spec.default or {}) do if c[k] == nil then c[k] = v end end
+  end
+  return out
+end
+
+function M.config_string(cfg)
+  if cfg == nil then return "" end
+  local parts = {}
+  for _, k in ipairs(sorted_keys(cfg)) do parts[#parts + 1] = k .. "=" .. tostring(cfg[k]) end
+  return table.concat(parts, ",")
+end
+
+local function device_family()
+  local ok, props = pcall(function() return require("tb.device").props() end)
+  return ok and props.family or nil
+end
+
+-- Compares every output of `outs` with the same-named reference output.
+local function verify_outputs(op, case, outs, refs)
+  local verify = require("tb.verify")
+  local config = require("tilebench.config")
+  local family = device_family()
+  local report = {}
+  local ok = true
+  for _, name in ipairs(sorted_keys(refs)) do
+    local out = outs[name]
+    if out == nil then error(string.format("implementation produced no output '%s'", name), 0) end
+    local atol, rtol = config.tolerance(op.config, out.dtype, family)
+    local r = verify.compare(out, refs[name], { atol = atol, rtol = rtol, max_report = 4 })
+    r.atol, r.rtol = atol, rtol
+    report[name] = r
+    if not r.ok then ok = false end
+  end
+  return ok, report
+end
+
+local function mismatch_reason(report)
+  for _, name in ipairs(sorted_keys(report)) do
+    local r = report[name]
+    if not r.ok then
+      local first = r.first and r.first[1]
+      local where = first and string.format(" first at [%d]: got %s, expected %s", first.index,
+        tostring(first.got), tostring(first.expected)) or ""
+      return string.format("output '%s': %d of %d elements outside atol %g rtol %g (max abs err %.4g);%s",
+        name, r.mismatches, r.numel, r.atol, r.rtol, r.max_abs or 0, where)
+    end
+  end
+  return "mismatch"
+end
+
+-- Runs impl with cfg once into poisoned outputs and verifies. Returns ok, plan, outs, report.
+local function build_and_check(op, case, spec, cfg, ins, refs, ctx)
+  local verify = require("tb.verify")
+  local outs = op.module.outputs(case, ins, ctx)
+  for _, t in pairs(outs) do verify.poison(t) end
+  local plan = spec.plan(case, ins, outs, cfg, ctx)
+  plan:run()
+  local ok, report = verify_outputs(op, case, outs, refs)
+  return ok, plan, outs, report
+end
+
+local function timer_opts(protocol, override)
+  local o = {}
+  for k, v in pairs(protocol or {}) do o[k] = v end
+  for k, v in pairs(override or {}) do o[k] = v end
+  return o
+end
+
+-- Protocol for autotune candidates: a short budget with the same timer.
+local AUTOTUNE_BUDGET = { mode = "adaptive", min_time = 0.01, timeout = 1.0, max_noise = 0.02 }
+
+local function autotune(op, case, spec, ins, refs, ctx, protocol)
+  local timer = require("tb.timer")
+  local tried, best = {}, nil
+  for _, cfg in ipairs(M.candidates(spec)) do
+    local entry = { config = M.config_string(cfg) }
+    tried[#tried + 1] = entry
+    if spec.valid and not spec.valid(case, cfg) then
+      entry.status, entry.reason = "skipped", "not valid for this case"
+    else
+      local okrun, ok, plan, _, report = pcall(build_and_check, op, case, spec, cfg, ins, refs, ctx)
+      if not okrun then
+        local status, reason, fatal = M.classify_error(ok)
+        entry.status, entry.reason = status, reason
+        if fatal then return nil, tried, { status = status, reason = reason, fatal = true } end
+      elseif not ok then
+        entry.status, entry.reason = "wrong", mismatch_reason(report)
+      else
+        local okt, res = pcall(timer.measure, plan, timer_opts(protocol, AUTOTUNE_BUDGET))
+        if not okt then
+          local status, reason, fatal = M.classify_error(res)
+          entry.status, entry.reason = status, reason
+          if fatal then return nil, tried, { status = status, reason = reason, fatal = true } end
+        else
+          entry.status, entry.ms = "ok", res.median
+          if best == nil or res.median < best.ms then best = { cfg = cfg, ms = res.median } end
+        end
+      end
+    end
+  end
+  return best, tried
+end
+
+local function new_row(item, op, case, impl)
+  return { operator = op.name, mode = item.mode or "default", dtype = case.dtype,
+           case_index = item.case_index, case_id = case.id, params = case.params, impl = impl,
+           category = op.category }
+end
+
+-- Fills flops/bytes/metrics, and applies the gate (rows of one case, after all are timed).
+local function finish_metrics(op, case, rows, item)
+  local config = require("tilebench.config")
+  local metrics = require("tilebench.metrics")
+  local flops, bytes = config.work(op.config, case)
+  local peaks = item.peaks
+  local baseline = op.baseline and rows[op.baseline]
+  local lib = rows.lib
+  for _, row in pairs(rows) do
+    row.flops, row.bytes = flops, bytes
+    if row.ms then
+      row.t_baseline = baseline and baseline.ms or nil
+      row.t_lib = lib and lib.ms or nil
+      local m = metrics.compute(row, { peaks = peaks, category = op.category, dtype = case.dtype })
+      for k, v in pairs(m) do row[k] = v end
+      if item.gate and (row.status == "ok") then metrics.gate(row, item.gate) end
+    end
+  end
+end
+
+-- Runs one work item; returns an array of rows (one per implementation, in op.impls order).
+function M.run_item(item)
+  local op = opmod.load(item.operator)
+  local cases = opmod.cases_of(op, item.dtype)
+  local case = cases[item.case_index]
+  if not case then
+    error(string.format("%s: no case %s for dtype %s (%d cases)", op.name, tostring(item.case_index),
+      tostring(item.dtype), #cases), 0)
+  end
+  case.seed = case.seed or opmod.case_seed(op.name, case)
+  local impls = item.impls or op.impls
+  local rows, ordered = {}, {}
+  for _, impl in ipairs(impls) do
+    if not op.module.implementations[impl] then
+      error(string.format("%s: unknown implementation '%s' (has: %s)", op.name, impl,
+        table.concat(op.impls, ", ")), 0)
+    end
+    local row = new_row(item, op, case, impl)
+    rows[impl] = row
+    ordered[#ordered + 1] = row
+  end
+
+  local ctx <close> = context.new(op, case)
+  -- Inputs and the reference: a failure here is every implementation's status.
+  local okref, err = pcall(function()
+    local ins = op.module.inputs(case, ctx)
+    local refs = op.module.outputs(case, ins, ctx)
+    local rplan = op.module.reference(case, ins, refs, ctx)
+    rplan:run()
+    return { ins = ins, refs = refs }
+  end)
+  if not okref then
+    local status, reason, fatal = M.classify_error(err)
+    for _, row in ipairs(ordered) do
+      row.status, row.reason, row.fatal = status, "inputs/reference: " .. reason, fatal or nil
+    end
+    return ordered
+  end
+  local ins, refs = err.ins, err.refs
+
+  local timer = require("tb.timer")
+  for _, row in ipairs(ordered) do
+    local spec = op.module.implementations[row.impl]
+    local ok, e = pcall(function()
+      if spec.supports then
+        local sup, why = spec.supports(case, ctx)
+        if not sup then
+          row.status, row.reason = "unsupported", why or "not supported for this case"
+          return
+        end
+      end
+      local cfg = spec.default or {}
+      if row.mode == "autotune" and spec.space and next(spec.space) then
+        local best, tried, fatal = autotune(op, case, spec, ins, refs, ctx, item.protocol)
+        row.autotune = tried
+        if fatal then
+          row.status, row.reason, row.fatal = fatal.status, fatal.reason, true
+          return
+        end
+        if not best then
+          row.status, row.reason = "failed", "autotune: no candidate verified"
+          for _, t in ipairs(tried) do
+            if t.status == "wrong" then row.status = "wrong"; row.reason = "autotune: " .. t.reason; break end
+          end
+          return
+        end
+        cfg = best.cfg
+      end
+      row.config = M.config_string(cfg)
+      local okv, plan, _, report = build_and_check(op, case, spec, cfg, ins, refs, ctx)
+      row.verify = report
+      if not okv then
+        row.status, row.reason = "wrong", mismatch_reason(report)
+        return
+      end
+      local res = timer.measure(plan, timer_opts(item.protocol))
+      row.ms = res.median
+      row.stats = res
+      row.samples, row.events_ms = res.samples, res.events_ms
+      row.clock = res.clock
+      row.status = "ok"
+    end)
+    if not ok then
+      local status, reason, fatal = M.classify_error(e)
+      row.status, row.reason, row.fatal = status, reason, fatal or nil
+      if fatal then
+        for _, later in ipairs(ordered) do
+          if later.status == nil then
+            later.status, later.reason = "skipped", "GPU context lost after " .. row.impl .. " failed"
+          end
+        end
+        break
+      end
+    end
+  end
+  local okm, merr = pcall(finish_metrics, op, case, rows, item)
+  if not okm then
+    for _, row in ipairs(ordered) do
+      row.metrics_error = tostring(merr)
+    end
+  end
+  return ordered
+end
+
+return M
