@@ -46,3 +46,15 @@ foreach(t ${TB_GPU_TESTS})
   set_tests_properties(gpu_${n} PROPERTIES ENVIRONMENT "${TB_TEST_ENV}" SKIP_RETURN_CODE 77
                        LABELS gpu TIMEOUT 600)
 endforeach()
+
+# One test per operator folder: compile every kernel it uses (reference and each
+# implementation's default configuration, first and last case of every dtype) with NVRTC for
+# sm_90. NVRTC needs no GPU, so this runs in CI.
+file(GLOB TB_OPERATOR_CONFIGS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/operators/*/config.yaml)
+foreach(cfg ${TB_OPERATOR_CONFIGS})
+  get_filename_component(dir ${cfg} DIRECTORY)
+  get_filename_component(op ${dir} NAME)
+  add_test(NAME compile_${op} COMMAND tilebench script ${CMAKE_SOURCE_DIR}/tests/compile_operator.lua ${op}
+           WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(compile_${op} PROPERTIES ENVIRONMENT "${TB_TEST_ENV}" LABELS compile TIMEOUT 900)
+endforeach()
