@@ -1,6 +1,7 @@
 -- Compiles every kernel an operator uses with NVRTC, without a GPU: the reference and each
 -- implementation's default configuration (and, with --all, every autotune candidate), for the
--- first and last case of every dtype. Fails on a compile error, a plan that names a kernel its
+-- first and last case of every dtype (implementations with a `source`; library ones need a
+-- GPU to plan). Fails on a compile error, a plan that names a kernel its
 -- source does not define, or an operator.lua that errors.
 -- usage: tilebench script tests/compile_operator.lua OPERATOR [--all]
 local opname, all = arg[1], arg[2] == "--all"
@@ -47,7 +48,8 @@ for _, dtype in ipairs(opmod.dtypes(op)) do
         local spec = op.module.implementations[impl]
         local supported = true
         if spec.supports then supported = spec.supports(case, ctx) end
-        if supported then
+        -- Library implementations (no kernel source of their own) need a GPU to plan.
+        if supported and (spec.source or spec.sources) then
           local cfgs = all and runner.candidates(spec) or { spec.default or {} }
           for _, cfg in ipairs(cfgs) do
             if not spec.valid or spec.valid(case, cfg) then
