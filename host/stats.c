@@ -1,0 +1,107 @@
+/* stats.c: summaries of timing samples (median, quantiles, noise) and the stopping rules of
+ * tb.timer (fixed repeat count, or nvbench's relative-stdev rule with a GPU-time floor). */
+#include "stats.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+double tb_quantile_sorted(const double *sorted, size_t n, double q) {
+  if (n == 1 || q <= 0) return sorted[0];
+  if (q >= 1) return sorted[n - 1];
+  double h = q * (double)(n - 1);
+  size_t lo = (size_t)floor(h);
+  if (lo >= n - 1) return sorted[n - 1];
+  double frac = h - (double)lo;
+  return sorted[lo] + frac * (sorted[lo + 1] - sorted[lo]);
+}
+
+double tb_stdev(const double *x, size_t n) {
+  if (n < 2) return 0;
+  double mean = 0, m2 = 0;
+  for (size_t i = 0; i < n; i++) { /* Welford: stable for samples that barely differ */
+    double d = x[i] - mean;
+    mean += d / (double)(i + 1);
+    m2 += d * (x[i] - mean);
+  }
+  return sqrt(m2 / (double)(n - 1));
+}
+
+int tb_summarize(const double *x, size_t n, tb_summary *out) {
+  memset(out, 0, sizeof *out);
+  if (n == 0) return -1;
+  double *s = malloc(n * sizeof *s);
+  if (s == NULL) return -1;
+  memcpy(s, x, n * sizeof *s);
+  qsort(s, n, sizeof *s, cmp_double);
+  double sum = 0;
+  for (size_t i = 0; i < n; i++) sum += s[i];
+  out->n = n;
+  out->min = s[0];
+  out->max = s[n - 1];
+  out->mean = sum / (double)n;
+  out->median = tb_quantile_sorted(s, n, 0.5);
+  out->q1 = tb_quantile_sorted(s, n, 0.25);
+  out->q3 = tb_quantile_sorted(s, n, 0.75);
+  out->stdev = tb_stdev(x, n);
+  out->noise = out->mean != 0 ? out->stdev / out->mean : 0;
+  free(s);
+  return 0;
+}
+
+void tb_running_add(tb_running *r, double x, double gpu_time_s) {
+  r->n++;
+  double d = x - r->mean;
+  r->mean += d / (double)r->n;
+  r->m2 += d * (x - r->mean);
+  r->gpu_time_s += gpu_time_s;
+}
+
+double tb_running_noise(const tb_running *r) {
+  if (r->n < 2 || r->mean == 0) return INFINITY;
+  return sqrt(r->m2 / (double)(r->n - 1)) / fabs(r->mean);
+}
+
+const char *tb_stop_reason_name(tb_stop_reason r) {
+  static const char *const names[] = {"continue", "repeat", "converged", "timeout", "max_samples"};
+  return (unsigned)r < sizeof names / sizeof names[0] ? names[r] : "unknown";
+}
+
+tb_stop_reason tb_stop_decide(const tb_stop_rule *rule, const tb_running *r, double wall_s) {
+  if (!rule->adaptive) {
+    if (r->n >= rule->repeat) return TB_STOP_REPEAT;
+  } else {
+    size_t min_n = rule->min_samples > 2 ? rule->min_samples : 2;
+    if (r->n >= min_n && r->gpu_time_s >= rule->min_time_s &&
+        tb_running_noise(r) < rule->max_noise)
+      return TB_STOP_CONVERGED;
+    if (rule->max_samples > 0 && r->n >= rule->max_samples) return TB_STOP_MAX_SAMPLES;
+  }
+  if (rule->timeout_s > 0 && wall_s >= rule->timeout_s) return TB_STOP_TIMEOUT;
+  return TB_STOP_CONTINUE;
+}
+
+int tb_sample_throttled(double clock_mhz, double max_mhz, double threshold) {
+  return clock_mhz > 0 && max_mhz > 0 && clock_mhz < threshold * max_mhz;
+}
+
+void tb_stop_run_stream(const tb_stop_rule *rule, const tb_stream_sample *s, size_t n,
+                        double max_mhz, double threshold, tb_stream_result *out) {
+  memset(out, 0, sizeof *out);
+  for (size_t i = 0; i < n; i++) {
+    out->consumed = i + 1;
+    if (tb_sample_throttled(s[i].clock_mhz, max_mhz, threshold)) {
+      out->dropped_throttled++;
+    } else {
+      out->kept++;
+      tb_running_add(&out->running, s[i].ms, s[i].gpu_time_s);
+    }
+    out->reason = tb_stop_decide(rule, &out->running, s[i].wall_s);
+    if (out->reason != TB_STOP_CONTINUE) return;
+  }
+}

@@ -1,0 +1,75 @@
+/* stats.h: statistics of timing samples and the rules that decide when to stop sampling. Pure C,
+ * no GPU and no Lua, so the rules are unit-tested on synthetic sample streams (tests/c). */
+#ifndef TB_STATS_H
+#define TB_STATS_H
+
+#include <stddef.h>
+
+typedef struct tb_summary {
+  size_t n;
+  double min, max, mean, median, stdev, q1, q3;
+  double noise; /* stdev / mean (0 when n < 2) */
+} tb_summary;
+
+/* Quantile q in [0, 1] of an ascending array, linear interpolation between the two nearest
+ * ranks (Hyndman-Fan type 7, numpy's default). n must be > 0. */
+double tb_quantile_sorted(const double *sorted, size_t n, double q);
+/* Sample standard deviation (n - 1 in the denominator; 0 when n < 2). */
+double tb_stdev(const double *x, size_t n);
+/* Fills out from n samples (x is not modified). Returns 0, or -1 when n == 0 or out of memory. */
+int tb_summarize(const double *x, size_t n, tb_summary *out);
+
+/* Running mean and variance (Welford), plus the GPU time behind the samples. */
+typedef struct tb_running {
+  size_t n;
+  double mean, m2;
+  double gpu_time_s;
+} tb_running;
+void tb_running_add(tb_running *r, double x, double gpu_time_s);
+double tb_running_noise(const tb_running *r); /* relative stdev; +inf when n < 2 or mean == 0 */
+
+typedef enum tb_stop_reason {
+  TB_STOP_CONTINUE = 0,
+  TB_STOP_REPEAT,      /* fixed: the requested number of samples was kept */
+  TB_STOP_CONVERGED,   /* adaptive: noise under max_noise with min_samples and min_time */
+  TB_STOP_TIMEOUT,     /* wall-clock limit */
+  TB_STOP_MAX_SAMPLES  /* adaptive: the sample cap */
+} tb_stop_reason;
+const char *tb_stop_reason_name(tb_stop_reason r); /* "repeat", "converged", "timeout", ... */
+
+typedef struct tb_stop_rule {
+  int adaptive;        /* 0: fixed (repeat), 1: nvbench-style stdrel rule */
+  size_t repeat;       /* fixed: samples to keep */
+  size_t min_samples;  /* adaptive: at least this many kept samples (10) */
+  size_t max_samples;  /* adaptive: stop here whatever the noise (0 = no cap) */
+  double max_noise;    /* adaptive: relative stdev to reach (0.005) */
+  double min_time_s;   /* adaptive: GPU time of kept samples to accumulate first */
+  double timeout_s;    /* both: wall-clock limit (<= 0: none) */
+} tb_stop_rule;
+
+/* The decision after the samples in r, wall_s seconds after the measurement began. Dropped
+ * samples never reach r, so they count only toward the wall-clock limit. */
+tb_stop_reason tb_stop_decide(const tb_stop_rule *rule, const tb_running *r, double wall_s);
+
+/* A sample is taken while throttled when its SM clock is known (> 0) and under
+ * threshold * max_mhz. Unknown clocks (<= 0) or an unknown max (<= 0) never drop a sample. */
+int tb_sample_throttled(double clock_mhz, double max_mhz, double threshold);
+
+/* A synthetic or recorded stream of samples, fed one by one through the throttle filter and the
+ * stopping rule: what the timer does, without a GPU. */
+typedef struct tb_stream_sample {
+  double ms;         /* the sample's time */
+  double gpu_time_s; /* GPU busy time behind it (eviction + kernels) */
+  double wall_s;     /* wall clock since the start when the sample is known */
+  double clock_mhz;  /* SM clock around it (<= 0: unknown) */
+} tb_stream_sample;
+typedef struct tb_stream_result {
+  tb_stop_reason reason; /* TB_STOP_CONTINUE when the stream ran out first */
+  size_t consumed;       /* samples read from the stream */
+  size_t kept, dropped_throttled;
+  tb_running running;
+} tb_stream_result;
+void tb_stop_run_stream(const tb_stop_rule *rule, const tb_stream_sample *s, size_t n,
+                        double max_mhz, double threshold, tb_stream_result *out);
+
+#endif

@@ -1,0 +1,191 @@
+/* test_stats.c: statistics and stopping rules of tb.timer on synthetic sample streams (no GPU). */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stats.h"
+
+static int failures;
+#define CHECK(cond)                                                        \
+  do {                                                                     \
+    if (!(cond)) {                                                         \
+      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+      failures++;                                                          \
+    }                                                                      \
+  } while (0)
+#define NEAR(a, b, tol) CHECK(fabs((a) - (b)) <= (tol))
+
+/* xorshift64*: a fixed stream of pseudo-random numbers, the same on every machine. */
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static double uniform01(void) {
+  rng_state ^= rng_state >> 12;
+  rng_state ^= rng_state << 25;
+  rng_state ^= rng_state >> 27;
+  return (double)((rng_state * 2685821657736338717ull) >> 11) / 9007199254740992.0;
+}
+
+static void test_summary(void) {
+  double x[] = {5, 1, 4, 2, 3};
+  tb_summary s;
+  CHECK(tb_summarize(x, 5, &s) == 0);
+  CHECK(s.n == 5);
+  NEAR(s.min, 1, 0);
+  NEAR(s.max, 5, 0);
+  NEAR(s.median, 3, 1e-12);
+  NEAR(s.mean, 3, 1e-12);
+  NEAR(s.q1, 2, 1e-12);
+  NEAR(s.q3, 4, 1e-12);
+  NEAR(s.stdev, sqrt(2.5), 1e-12); /* sample stdev of 1..5 */
+  NEAR(s.noise, sqrt(2.5) / 3, 1e-12);
+  CHECK(x[0] == 5 && x[1] == 1); /* input untouched */
+
+  /* Even count: linear interpolation, as numpy.quantile. [1,2,3,4]: q1 1.75, median 2.5, q3 3.25 */
+  double y[] = {4, 3, 2, 1};
+  CHECK(tb_summarize(y, 4, &s) == 0);
+  NEAR(s.median, 2.5, 1e-12);
+  NEAR(s.q1, 1.75, 1e-12);
+  NEAR(s.q3, 3.25, 1e-12);
+
+  double one = 7;
+  CHECK(tb_summarize(&one, 1, &s) == 0);
+  CHECK(s.median == 7 && s.q1 == 7 && s.q3 == 7 && s.stdev == 0 && s.noise == 0);
+  CHECK(tb_summarize(x, 0, &s) == -1);
+
+  double sorted[] = {10, 20, 30};
+  NEAR(tb_quantile_sorted(sorted, 3, 0.1), 12, 1e-12);
+  NEAR(tb_quantile_sorted(sorted, 3, 0.0), 10, 0);
+  NEAR(tb_quantile_sorted(sorted, 3, 1.0), 30, 0);
+
+  /* Welford agrees with the two-pass stdev on values that barely differ. */
+  double close[1000];
+  tb_running r = {0};
+  for (int i = 0; i < 1000; i++) {
+    close[i] = 1e6 + 1e-3 * (i % 7);
+    tb_running_add(&r, close[i], 0);
+  }
+  NEAR(tb_running_noise(&r) * r.mean, tb_stdev(close, 1000), 1e-9);
+}
+
+static tb_stop_rule adaptive_rule(void) {
+  tb_stop_rule rule = {.adaptive = 1, .min_samples = 10, .max_noise = 0.005, .min_time_s = 0.05,
+                       .timeout_s = 15};
+  return rule;
+}
+
+/* Each sample takes 1 ms of GPU time and 1.1 ms of wall time. */
+static tb_stream_sample *make_stream(size_t n, double noise, double clock_mhz) {
+  tb_stream_sample *s = calloc(n, sizeof *s);
+  for (size_t i = 0; i < n; i++) {
+    s[i].ms = 1.0 * (1 + noise * (2 * uniform01() - 1));
+    s[i].gpu_time_s = 1e-3;
+    s[i].wall_s = 1.1e-3 * (double)(i + 1);
+    s[i].clock_mhz = clock_mhz;
+  }
+  return s;
+}
+
+static void test_constant_stream_stops_at_min_time(void) {
+  tb_stop_rule rule = adaptive_rule();
+  tb_stream_sample *s = make_stream(100000, 0, 1980);
+  tb_stream_result res;
+  tb_stop_run_stream(&rule, s, 100000, 1980, 0.9, &res);
+  CHECK(res.reason == TB_STOP_CONVERGED);
+  CHECK(res.consumed == 50); /* 50 x 1 ms reaches min_time 0.05 s; noise is 0 from the start */
+  CHECK(res.kept == 50 && res.dropped_throttled == 0);
+
+  /* With min_time 0 the same stream stops at min_samples. */
+  rule.min_time_s = 0;
+  tb_stop_run_stream(&rule, s, 100000, 1980, 0.9, &res);
+  CHECK(res.reason == TB_STOP_CONVERGED);
+  CHECK(res.consumed == 10);
+  free(s);
+}
+
+static void test_noisy_stream_runs_to_timeout(void) {
+  tb_stop_rule rule = adaptive_rule();
+  size_t n = 20000; /* 22 s of wall time: more than the 15 s limit */
+  tb_stream_sample *s = make_stream(n, 0.2, 1980); /* +-20 %: relative stdev ~11.5 % */
+  tb_stream_result res;
+  tb_stop_run_stream(&rule, s, n, 1980, 0.9, &res);
+  CHECK(res.reason == TB_STOP_TIMEOUT);
+  CHECK(s[res.consumed - 1].wall_s >= 15 && s[res.consumed - 2].wall_s < 15);
+  NEAR(tb_running_noise(&res.running), 0.2 / sqrt(3), 0.01);
+  /* A cap on the sample count stops it first. */
+  rule.max_samples = 500;
+  tb_stop_run_stream(&rule, s, n, 1980, 0.9, &res);
+  CHECK(res.reason == TB_STOP_MAX_SAMPLES && res.kept == 500);
+  free(s);
+}
+
+static void test_mild_noise_converges(void) {
+  tb_stop_rule rule = adaptive_rule();
+  size_t n = 100000;
+  tb_stream_sample *s = make_stream(n, 0.01, 1980); /* relative stdev ~0.58 % */
+  tb_stream_result res;
+  tb_stop_run_stream(&rule, s, n, 1980, 0.9, &res);
+  /* stdev of the samples stays ~0.58 %: above 0.5 %, so only the timeout stops it... */
+  CHECK(res.reason == TB_STOP_TIMEOUT);
+  /* ...while max_noise 1 % converges as soon as min_time is reached. */
+  rule.max_noise = 0.01;
+  tb_stop_run_stream(&rule, s, n, 1980, 0.9, &res);
+  CHECK(res.reason == TB_STOP_CONVERGED && res.consumed == 50);
+  free(s);
+}
+
+static void test_throttled_samples_dropped(void) {
+  tb_stop_rule rule = adaptive_rule();
+  rule.min_time_s = 0;
+  size_t n = 100;
+  tb_stream_sample *s = make_stream(n, 0, 1980);
+  /* Every third sample under 90 % of 1980 MHz (1782 MHz), and slower: it must not count. */
+  for (size_t i = 0; i < n; i += 3) {
+    s[i].clock_mhz = 1500;
+    s[i].ms = 1.3;
+  }
+  tb_stream_result res;
+  tb_stop_run_stream(&rule, s, n, 1980, 0.9, &res);
+  CHECK(res.reason == TB_STOP_CONVERGED);
+  CHECK(res.kept == 10);
+  CHECK(res.dropped_throttled == 5); /* samples 0,3,...,12 among the first 15 */
+  CHECK(res.consumed == 15);
+  NEAR(res.running.mean, 1.0, 1e-12);
+  /* Exactly at the threshold is not throttled; unknown clocks never drop. */
+  CHECK(!tb_sample_throttled(1782, 1980, 0.9));
+  CHECK(tb_sample_throttled(1781.9, 1980, 0.9));
+  CHECK(!tb_sample_throttled(0, 1980, 0.9));
+  CHECK(!tb_sample_throttled(1000, 0, 0.9));
+  free(s);
+}
+
+static void test_fixed_rule(void) {
+  tb_stop_rule rule = {.adaptive = 0, .repeat = 100, .timeout_s = 15};
+  tb_stream_sample *s = make_stream(1000, 0.3, 1980); /* noise is irrelevant to the fixed rule */
+  tb_stream_result res;
+  tb_stop_run_stream(&rule, s, 1000, 1980, 0.9, &res);
+  CHECK(res.reason == TB_STOP_REPEAT && res.kept == 100 && res.consumed == 100);
+  /* Throttled samples are replaced: 100 kept needs more than 100 read. */
+  for (size_t i = 0; i < 1000; i += 2) s[i].clock_mhz = 900;
+  tb_stop_run_stream(&rule, s, 1000, 1980, 0.9, &res);
+  CHECK(res.reason == TB_STOP_REPEAT && res.kept == 100 && res.consumed == 200);
+  CHECK(res.dropped_throttled == 100);
+  CHECK(strcmp(tb_stop_reason_name(res.reason), "repeat") == 0);
+  CHECK(strcmp(tb_stop_reason_name(TB_STOP_CONVERGED), "converged") == 0);
+  free(s);
+}
+
+int main(void) {
+  test_summary();
+  test_constant_stream_stops_at_min_time();
+  test_noisy_stream_runs_to_timeout();
+  test_mild_noise_converges();
+  test_throttled_samples_dropped();
+  test_fixed_rule();
+  if (failures) {
+    fprintf(stderr, "%d check(s) failed\n", failures);
+    return 1;
+  }
+  printf("test_stats: all checks passed\n");
+  return 0;
+}
