@@ -1,0 +1,739 @@
+/* cuda.c: the CUDA Driver API behind gpu.h's vtable. libcuda.so.1 is opened with dlopen and its
+ * entry points resolved with cuGetProcAddress, so cuda.h provides types only and nothing links it.
+ *
+ * Entry points are requested by their base name ("cuMemAlloc") at the headers' CUDA_VERSION (or
+ * the driver's, if older), which yields the ABI the headers declare (cuMemAlloc_v2,
+ * cuEventElapsedTime_v2, ...); each pointer is typed from the header's own prototype. */
+#define _GNU_SOURCE /* dladdr */
+#include <cuda.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gpu.h"
+
+/* X(name, required): every driver entry point used. Optional ones may be NULL (older driver). */
+#define CU_SYMBOLS(X)                                                                          \
+  X(cuDeviceGetCount, 1) X(cuDeviceGet, 1) X(cuDeviceGetName, 1) X(cuDeviceGetAttribute, 1)    \
+  X(cuDeviceTotalMem, 1) X(cuDeviceGetUuid, 1) X(cuDeviceGetPCIBusId, 1)                       \
+  X(cuDevicePrimaryCtxRetain, 1) X(cuCtxSetCurrent, 1) X(cuCtxGetCurrent, 1)                   \
+  X(cuCtxGetDevice, 1) X(cuCtxSynchronize, 1) X(cuMemAlloc, 1) X(cuMemFree, 1)                 \
+  X(cuMemGetInfo, 1) X(cuMemsetD8Async, 1) X(cuMemsetD32Async, 1) X(cuMemcpyHtoD, 1)           \
+  X(cuMemcpyDtoH, 1) X(cuMemcpyDtoDAsync, 1) X(cuModuleLoadDataEx, 1) X(cuModuleUnload, 1)     \
+  X(cuModuleGetFunction, 1) X(cuFuncGetAttribute, 1) X(cuFuncSetAttribute, 1)                  \
+  X(cuLaunchKernel, 1) X(cuStreamCreate, 1) X(cuStreamDestroy, 1) X(cuStreamSynchronize, 1)    \
+  X(cuStreamQuery, 1) X(cuEventCreate, 1) X(cuEventDestroy, 1) X(cuEventRecord, 1)             \
+  X(cuEventSynchronize, 1) X(cuEventElapsedTime, 1) X(cuStreamBeginCapture, 1)                 \
+  X(cuStreamEndCapture, 1) X(cuGraphInstantiateWithFlags, 1) X(cuGraphLaunch, 1)               \
+  X(cuGraphExecDestroy, 1) X(cuGraphDestroy, 1) X(cuFuncGetParamInfo, 0)
+
+/* The pointer's type is the header prototype of the macro-expanded name (cuMemAlloc_v2). */
+#define DECLARE_POINTER(name, required) static __typeof__(name) *p_##name;
+CU_SYMBOLS(DECLARE_POINTER)
+/* Resolved before cuInit, by dlsym: their names are unversioned. */
+static __typeof__(cuInit) *p_cuInit;
+static __typeof__(cuDriverGetVersion) *p_cuDriverGetVersion;
+static __typeof__(cuGetErrorName) *p_cuGetErrorName;
+static __typeof__(cuGetErrorString) *p_cuGetErrorString;
+
+#define STRINGIFY(x) #x
+#define EXPANDED_NAME(x) STRINGIFY(x)
+static const struct cu_symbol {
+  const char *base;      /* what cuGetProcAddress takes */
+  const char *versioned; /* the exported symbol the headers map it to, for dlsym */
+  void **slot;
+  int required;
+} cu_symbols[] = {
+#define SYMBOL_ENTRY(name, required) {#name, EXPANDED_NAME(name), (void **)&p_##name, required},
+  CU_SYMBOLS(SYMBOL_ENTRY)
+};
+
+static void *libcuda;
+static int init_state; /* 0 not tried, 1 ready, -1 failed (init_status/init_message hold why) */
+static gpu_status init_status;
+static char init_message[1024];
+static char driver_path[512];
+static int driver_version;
+
+/* ---- errors ------------------------------------------------------------------------------- */
+
+static int name_is(const char *name, const char *const *list) {
+  for (; *list; list++)
+    if (strcmp(name, *list) == 0) return 1;
+  return 0;
+}
+
+/* Errors after which the context is unusable: the rest of the process must not touch it. */
+static const char *const sticky_errors[] = {
+  "CUDA_ERROR_ILLEGAL_ADDRESS", "CUDA_ERROR_ILLEGAL_INSTRUCTION", "CUDA_ERROR_MISALIGNED_ADDRESS",
+  "CUDA_ERROR_INVALID_ADDRESS_SPACE", "CUDA_ERROR_INVALID_PC", "CUDA_ERROR_LAUNCH_FAILED",
+  "CUDA_ERROR_HARDWARE_STACK_ERROR", "CUDA_ERROR_ASSERT", "CUDA_ERROR_LAUNCH_TIMEOUT",
+  "CUDA_ERROR_ECC_UNCORRECTABLE", NULL};
+/* Wrong input rather than a broken device: a wrong image, a missing name, a bad launch shape. */
+static const char *const invalid_errors[] = {
+  "CUDA_ERROR_NOT_FOUND", "CUDA_ERROR_NO_BINARY_FOR_GPU", "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+  "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", NULL};
+
+static gpu_status classify(CUresult r, const char *name) {
+  if (r == CUDA_ERROR_OUT_OF_MEMORY) return GPU_ERR_OOM;
+  if (name_is(name, sticky_errors)) return GPU_ERR_FAULT;
+  if (strncmp(name, "CUDA_ERROR_INVALID_", 19) == 0 || name_is(name, invalid_errors))
+    return GPU_ERR_INVALID;
+  return GPU_ERR_OTHER;
+}
+
+/* Records "api: CUDA_ERROR_NAME (text)<detail>" and returns the classified status. */
+static gpu_status cu_error(CUresult r, const char *api, const char *detail) {
+  const char *name = NULL, *text = NULL;
+  char unknown[32];
+  if (p_cuGetErrorName == NULL || p_cuGetErrorName(r, &name) != CUDA_SUCCESS || name == NULL) {
+    snprintf(unknown, sizeof unknown, "CUDA error %d", (int)r);
+    name = unknown;
+  }
+  if (p_cuGetErrorString == NULL || p_cuGetErrorString(r, &text) != CUDA_SUCCESS || text == NULL)
+    text = "no description";
+  return gpu_set_error(classify(r, name), "%s: %s (%s)%s", api, name, text, detail ? detail : "");
+}
+
+static gpu_status cu_check(CUresult r, const char *api) {
+  return r == CUDA_SUCCESS ? GPU_OK : cu_error(r, api, NULL);
+}
+/* CU(cuMemAlloc, (&p, n)): calls the resolved entry point and names it in any error. */
+#define CU(fn, args) cu_check(p_##fn args, #fn)
+
+/* Every entry point but init() goes through this: no pointer is used before it is resolved. */
+static gpu_status not_ready(void) {
+  if (init_state == 0) return gpu_set_error(GPU_ERR_NO_DRIVER, "the CUDA backend was used before init()");
+  return gpu_set_error(init_status, "%s", init_message);
+}
+#define REQUIRE_DRIVER()                    \
+  do {                                      \
+    if (init_state != 1) return not_ready(); \
+  } while (0)
+
+/* ---- initialisation ----------------------------------------------------------------------- */
+
+static gpu_status init_failed(gpu_status st) {
+  snprintf(init_message, sizeof init_message, "%s", gpu_last_error());
+  init_status = st;
+  init_state = -1;
+  return st;
+}
+
+/* Bounded copy of a message (a dlerror text may be long). */
+static void copy_text(char *dst, size_t len, const char *src) {
+  size_t n = strlen(src);
+  if (n >= len) n = len - 1;
+  memcpy(dst, src, n);
+  dst[n] = '\0';
+}
+
+static void *open_libcuda(char *why, size_t why_len) {
+  /* An explicit directory first (tests, unusual installs), then the loader's own search. */
+  const char *dir = getenv("TILEBENCH_CUDA_LIB_DIR");
+  why[0] = '\0';
+  if (dir && *dir) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/libcuda.so.1", dir);
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (h) return h;
+    const char *e = dlerror();
+    /* Report this failure only if the file is there but broken; else the loader's answer. */
+    FILE *f = fopen(path, "rb");
+    if (f) {
+      fclose(f);
+      copy_text(why, why_len, e ? e : path);
+    }
+  }
+  void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (h) return h;
+  const char *e = dlerror();
+  if (why[0] == '\0') copy_text(why, why_len, e ? e : "cannot be opened");
+  return NULL;
+}
+
+static gpu_status resolve_symbols(void) {
+  __typeof__(cuGetProcAddress) *get_proc = (__typeof__(cuGetProcAddress) *)dlsym(libcuda,
+                                                                                 "cuGetProcAddress_v2");
+  int want = driver_version < CUDA_VERSION ? driver_version : CUDA_VERSION;
+  for (size_t i = 0; i < sizeof cu_symbols / sizeof cu_symbols[0]; i++) {
+    const struct cu_symbol *s = &cu_symbols[i];
+    void *fn = NULL;
+    CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    if (get_proc == NULL || get_proc(s->base, &fn, want, CU_GET_PROC_ADDRESS_DEFAULT, &found) != CUDA_SUCCESS ||
+        found != CU_GET_PROC_ADDRESS_SUCCESS)
+      fn = NULL;
+    if (fn == NULL) fn = dlsym(libcuda, s->versioned);
+    if (fn == NULL && s->required)
+      return gpu_set_error(GPU_ERR_NO_DRIVER,
+                           "no usable CUDA driver (%s, version %d, lacks %s; the headers are CUDA %d)",
+                           driver_path, driver_version, s->versioned, CUDA_VERSION);
+    *s->slot = fn;
+  }
+  return GPU_OK;
+}
+
+static gpu_status cuda_init(void) {
+  if (init_state == 1) return GPU_OK;
+  if (init_state == -1) return gpu_set_error(init_status, "%s", init_message);
+  char why[768];
+  libcuda = open_libcuda(why, sizeof why);
+  if (libcuda == NULL)
+    return init_failed(gpu_set_error(GPU_ERR_NO_DRIVER, "no CUDA driver found (libcuda.so.1: %s)", why));
+  p_cuInit = (__typeof__(p_cuInit))dlsym(libcuda, "cuInit");
+  p_cuDriverGetVersion = (__typeof__(p_cuDriverGetVersion))dlsym(libcuda, "cuDriverGetVersion");
+  p_cuGetErrorName = (__typeof__(p_cuGetErrorName))dlsym(libcuda, "cuGetErrorName");
+  p_cuGetErrorString = (__typeof__(p_cuGetErrorString))dlsym(libcuda, "cuGetErrorString");
+  Dl_info info;
+  snprintf(driver_path, sizeof driver_path, "libcuda.so.1");
+  if (p_cuInit && dladdr((void *)p_cuInit, &info) && info.dli_fname)
+    snprintf(driver_path, sizeof driver_path, "%s", info.dli_fname);
+  if (!p_cuInit || !p_cuDriverGetVersion || !p_cuGetErrorName || !p_cuGetErrorString)
+    return init_failed(gpu_set_error(GPU_ERR_NO_DRIVER, "no CUDA driver found (libcuda.so.1: %s is not a "
+                                     "CUDA driver: cuInit/cuGetErrorName missing)", driver_path));
+  CUresult r = p_cuInit(0);
+  if (r != CUDA_SUCCESS) {
+    cu_error(r, "cuInit", NULL);
+    return init_failed(GPU_ERR_NO_DRIVER); /* no device, driver/library mismatch, ... */
+  }
+  if (p_cuDriverGetVersion(&driver_version) != CUDA_SUCCESS) driver_version = 0;
+  gpu_status st = resolve_symbols();
+  if (st != GPU_OK) return init_failed(st);
+  init_state = 1;
+  return GPU_OK;
+}
+
+static gpu_status cuda_version(gpu_version_info *v) {
+  REQUIRE_DRIVER();
+  memset(v, 0, sizeof *v);
+  v->driver_version = driver_version;
+  snprintf(v->backend, sizeof v->backend, "cuda");
+  snprintf(v->driver_path, sizeof v->driver_path, "%s", driver_path);
+  return GPU_OK;
+}
+
+/* ---- devices ------------------------------------------------------------------------------- */
+
+static gpu_status cuda_device_count(int *n) {
+  REQUIRE_DRIVER();
+  return CU(cuDeviceGetCount, (n));
+}
+
+static gpu_status get_device(int dev, CUdevice *d) {
+  int n = 0;
+  gpu_status st = CU(cuDeviceGetCount, (&n));
+  if (st != GPU_OK) return st;
+  if (dev < 0 || dev >= n)
+    return gpu_set_error(GPU_ERR_INVALID, "device %d does not exist (%d CUDA device%s)", dev, n,
+                         n == 1 ? "" : "s");
+  return CU(cuDeviceGet, (d, dev));
+}
+
+/* Integer attributes, as data: where each lands in gpu_device_props and whether it must exist. */
+enum { AS_INT, AS_SIZE };
+static const struct device_attribute {
+  CUdevice_attribute attr;
+  size_t offset;
+  int type;
+  int required; /* clocks are deprecated attributes: a driver may drop them (0 then) */
+} device_attributes[] = {
+  {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, offsetof(gpu_device_props, cc_major), AS_INT, 1},
+  {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, offsetof(gpu_device_props, cc_minor), AS_INT, 1},
+  {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, offsetof(gpu_device_props, sm_count), AS_INT, 1},
+  {CU_DEVICE_ATTRIBUTE_WARP_SIZE, offsetof(gpu_device_props, warp_size), AS_INT, 1},
+  {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, offsetof(gpu_device_props, max_threads_per_block), AS_INT, 1},
+  {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, offsetof(gpu_device_props, max_threads_per_sm),
+   AS_INT, 1},
+  {CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, offsetof(gpu_device_props, regs_per_sm), AS_INT, 1},
+  {CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, offsetof(gpu_device_props, l2_bytes), AS_SIZE, 1},
+  {CU_DEVICE_ATTRIBUTE_CLOCK_RATE, offsetof(gpu_device_props, clock_khz), AS_INT, 0},
+  {CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, offsetof(gpu_device_props, mem_clock_khz), AS_INT, 0},
+  {CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, offsetof(gpu_device_props, mem_bus_width_bits), AS_INT, 1},
+  {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, offsetof(gpu_device_props, smem_per_block), AS_SIZE, 1},
+  {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, offsetof(gpu_device_props, smem_per_block_optin),
+   AS_SIZE, 1},
+  {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, offsetof(gpu_device_props, smem_per_sm),
+   AS_SIZE, 1},
+};
+
+static const char *family_of(int major, int minor) {
+  if (major == 8 && minor == 9) return "ada";
+  if (major == 8) return "ampere";
+  if (major == 9) return "hopper";
+  if (major == 10 || major == 11 || major == 12) return "blackwell";
+  if (major == 7 && minor == 5) return "turing";
+  if (major == 7) return "volta";
+  if (major == 6) return "pascal";
+  return "unknown";
+}
+
+static gpu_status cuda_device_props(int dev, gpu_device_props *p) {
+  REQUIRE_DRIVER();
+  CUdevice d;
+  gpu_status st = get_device(dev, &d);
+  if (st != GPU_OK) return st;
+  memset(p, 0, sizeof *p);
+  p->index = dev;
+  if ((st = CU(cuDeviceGetName, (p->name, (int)sizeof p->name, d))) != GPU_OK) return st;
+  for (size_t i = 0; i < sizeof device_attributes / sizeof device_attributes[0]; i++) {
+    const struct device_attribute *a = &device_attributes[i];
+    int value = 0;
+    CUresult r = p_cuDeviceGetAttribute(&value, a->attr, d);
+    if (r != CUDA_SUCCESS) {
+      if (a->required) return cu_error(r, "cuDeviceGetAttribute", NULL);
+      value = 0;
+    }
+    if (a->type == AS_INT) *(int *)((char *)p + a->offset) = value;
+    else *(size_t *)((char *)p + a->offset) = (size_t)value;
+  }
+  if ((st = CU(cuDeviceTotalMem, (&p->total_mem, d))) != GPU_OK) return st;
+  if ((st = CU(cuDeviceGetPCIBusId, (p->pci_bus_id, (int)sizeof p->pci_bus_id, d))) != GPU_OK) return st;
+  CUuuid u;
+  if ((st = CU(cuDeviceGetUuid, (&u, d))) != GPU_OK) return st;
+  const unsigned char *b = (const unsigned char *)u.bytes;
+  snprintf(p->uuid, sizeof p->uuid,
+           "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2],
+           b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+  snprintf(p->arch, sizeof p->arch, "sm_%d%d", p->cc_major, p->cc_minor);
+  snprintf(p->family, sizeof p->family, "%s", family_of(p->cc_major, p->cc_minor));
+  /* Double data rate: two transfers per memory clock over the whole bus. */
+  p->peak_dram_gbs = 2.0 * (double)p->mem_clock_khz * 1e3 * (double)p->mem_bus_width_bits / 8.0 / 1e9;
+  return GPU_OK;
+}
+
+#define MAX_DEVICES 64
+static CUcontext primary[MAX_DEVICES]; /* retained once, kept for the process's life */
+
+static gpu_status cuda_set_device(int dev) {
+  REQUIRE_DRIVER();
+  CUdevice d;
+  gpu_status st = get_device(dev, &d);
+  if (st != GPU_OK) return st;
+  if (dev >= MAX_DEVICES) return gpu_set_error(GPU_ERR_INVALID, "device %d: at most %d devices are supported",
+                                               dev, MAX_DEVICES);
+  if (primary[dev] == NULL && (st = CU(cuDevicePrimaryCtxRetain, (&primary[dev], d))) != GPU_OK) return st;
+  return CU(cuCtxSetCurrent, (primary[dev]));
+}
+
+static gpu_status cuda_current_device(int *dev) {
+  REQUIRE_DRIVER();
+  CUdevice d;
+  gpu_status st = CU(cuCtxGetDevice, (&d));
+  if (st == GPU_OK) *dev = (int)d;
+  return st;
+}
+
+static gpu_status cuda_synchronize(void) {
+  REQUIRE_DRIVER();
+  return CU(cuCtxSynchronize, ());
+}
+
+/* ---- memory -------------------------------------------------------------------------------- */
+
+static gpu_status cuda_mem_alloc(gpu_ptr *p, size_t bytes) {
+  REQUIRE_DRIVER();
+  CUdeviceptr d = 0;
+  CUresult r = p_cuMemAlloc(&d, bytes);
+  if (r != CUDA_SUCCESS) {
+    char detail[64];
+    snprintf(detail, sizeof detail, " allocating %zu bytes", bytes);
+    return cu_error(r, "cuMemAlloc", detail);
+  }
+  *p = (gpu_ptr)d;
+  return GPU_OK;
+}
+
+static gpu_status cuda_mem_free(gpu_ptr p) {
+  REQUIRE_DRIVER();
+  return CU(cuMemFree, ((CUdeviceptr)p));
+}
+
+static gpu_status cuda_mem_info(size_t *free_bytes, size_t *total_bytes) {
+  REQUIRE_DRIVER();
+  return CU(cuMemGetInfo, (free_bytes, total_bytes));
+}
+
+static gpu_status cuda_memset8_async(gpu_ptr p, unsigned char value, size_t bytes, gpu_stream s) {
+  REQUIRE_DRIVER();
+  return CU(cuMemsetD8Async, ((CUdeviceptr)p, value, bytes, (CUstream)s));
+}
+
+static gpu_status cuda_memset32_async(gpu_ptr p, uint32_t value, size_t count, gpu_stream s) {
+  REQUIRE_DRIVER();
+  return CU(cuMemsetD32Async, ((CUdeviceptr)p, value, count, (CUstream)s));
+}
+
+static gpu_status cuda_copy_htod(gpu_ptr dst, const void *src, size_t bytes) {
+  REQUIRE_DRIVER();
+  return CU(cuMemcpyHtoD, ((CUdeviceptr)dst, src, bytes));
+}
+
+static gpu_status cuda_copy_dtoh(void *dst, gpu_ptr src, size_t bytes) {
+  REQUIRE_DRIVER();
+  return CU(cuMemcpyDtoH, (dst, (CUdeviceptr)src, bytes));
+}
+
+static gpu_status cuda_copy_dtod_async(gpu_ptr dst, gpu_ptr src, size_t bytes, gpu_stream s) {
+  REQUIRE_DRIVER();
+  return CU(cuMemcpyDtoDAsync, ((CUdeviceptr)dst, (CUdeviceptr)src, bytes, (CUstream)s));
+}
+
+/* ---- modules and functions ----------------------------------------------------------------- */
+
+/* A module owns its functions: gpu.h has no function_free, they go with module_unload. */
+struct gpu_function {
+  CUfunction fn;
+  int dynamic_smem_limit; /* what was last set with MAX_DYNAMIC_SHARED_SIZE_BYTES; 0 = default */
+  struct gpu_function *next;
+  char name[];
+};
+
+struct gpu_module {
+  CUmodule mod;
+  struct gpu_function *functions;
+};
+
+static gpu_status cuda_module_load_image(gpu_module **m, const void *image, size_t size) {
+  REQUIRE_DRIVER();
+  *m = NULL;
+  if (image == NULL || size == 0) return gpu_set_error(GPU_ERR_INVALID, "cuModuleLoadData: empty image");
+  const unsigned char *b = image;
+  static const unsigned char fatbin_magic[4] = {0x50, 0xed, 0x55, 0xba};
+  int binary = (size >= 4 && memcmp(b, "\x7f" "ELF", 4) == 0) || (size >= 4 && memcmp(b, fatbin_magic, 4) == 0);
+  char *text = NULL;
+  if (!binary && memchr(image, '\0', size) == NULL) {
+    /* PTX must be NUL-terminated for the driver: copy it if the caller's buffer is not. */
+    if ((text = malloc(size + 1)) == NULL) return gpu_set_error(GPU_ERR_OOM, "cuModuleLoadData: out of host memory");
+    memcpy(text, image, size);
+    text[size] = '\0';
+    image = text;
+  }
+  /* The JIT's error log names the PTX line when a PTX image does not assemble. */
+  char jit_log[8192];
+  jit_log[0] = '\0';
+  CUjit_option opts[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *values[2] = {jit_log, (void *)(uintptr_t)sizeof jit_log};
+  gpu_module *mod = calloc(1, sizeof *mod);
+  if (mod == NULL) {
+    free(text);
+    return gpu_set_error(GPU_ERR_OOM, "cuModuleLoadData: out of host memory");
+  }
+  CUresult r = p_cuModuleLoadDataEx(&mod->mod, image, 2, opts, values);
+  free(text);
+  if (r != CUDA_SUCCESS) {
+    free(mod);
+    char detail[sizeof jit_log + 8];
+    snprintf(detail, sizeof detail, "%s%s", jit_log[0] ? "\n" : "", jit_log);
+    return cu_error(r, "cuModuleLoadData", detail);
+  }
+  *m = mod;
+  return GPU_OK;
+}
+
+static gpu_status cuda_module_load_file(gpu_module **m, const char *path) {
+  REQUIRE_DRIVER();
+  *m = NULL;
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) return gpu_set_error(GPU_ERR_INVALID, "cannot open kernel image '%s': %s", path, strerror(errno));
+  char *buf = NULL;
+  size_t len = 0, cap = 0, n;
+  do {
+    if (len + 65536 > cap) {
+      char *grown = realloc(buf, cap = cap * 2 + 65536);
+      if (grown == NULL) {
+        free(buf);
+        fclose(f);
+        return gpu_set_error(GPU_ERR_OOM, "reading '%s': out of host memory", path);
+      }
+      buf = grown;
+    }
+    n = fread(buf + len, 1, cap - len - 1, f);
+    len += n;
+  } while (n > 0);
+  int failed = ferror(f);
+  fclose(f);
+  if (failed) {
+    free(buf);
+    return gpu_set_error(GPU_ERR_INVALID, "cannot read kernel image '%s'", path);
+  }
+  buf[len] = '\0';
+  gpu_status st = cuda_module_load_image(m, buf, len);
+  free(buf);
+  if (st != GPU_OK) {
+    char msg[16384];
+    snprintf(msg, sizeof msg, "%s", gpu_last_error());
+    gpu_set_error(st, "%s: %s", path, msg);
+  }
+  return st;
+}
+
+static gpu_status cuda_module_unload(gpu_module *m) {
+  REQUIRE_DRIVER();
+  if (m == NULL) return GPU_OK;
+  gpu_status st = CU(cuModuleUnload, (m->mod));
+  for (struct gpu_function *f = m->functions, *next; f; f = next) {
+    next = f->next;
+    free(f);
+  }
+  free(m);
+  return st;
+}
+
+static gpu_status cuda_function_get(gpu_function **out, gpu_module *m, const char *name) {
+  REQUIRE_DRIVER();
+  *out = NULL;
+  for (struct gpu_function *f = m->functions; f; f = f->next)
+    if (strcmp(f->name, name) == 0) {
+      *out = f;
+      return GPU_OK;
+    }
+  CUfunction fn;
+  CUresult r = p_cuModuleGetFunction(&fn, m->mod, name);
+  if (r != CUDA_SUCCESS) {
+    char detail[300];
+    snprintf(detail, sizeof detail, " '%.256s'", name);
+    return cu_error(r, "cuModuleGetFunction", detail);
+  }
+  size_t len = strlen(name);
+  struct gpu_function *f = calloc(1, sizeof *f + len + 1);
+  if (f == NULL) return gpu_set_error(GPU_ERR_OOM, "cuModuleGetFunction: out of host memory");
+  f->fn = fn;
+  memcpy(f->name, name, len + 1);
+  f->next = m->functions;
+  m->functions = f;
+  *out = f;
+  return GPU_OK;
+}
+
+static const struct function_attribute {
+  CUfunction_attribute attr;
+  size_t offset;
+} function_attributes[] = {
+  {CU_FUNC_ATTRIBUTE_NUM_REGS, offsetof(gpu_function_attrs, num_regs)},
+  {CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, offsetof(gpu_function_attrs, static_smem_bytes)},
+  {CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, offsetof(gpu_function_attrs, local_bytes)},
+  {CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES, offsetof(gpu_function_attrs, const_bytes)},
+  {CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, offsetof(gpu_function_attrs, max_threads_per_block)},
+  {CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, offsetof(gpu_function_attrs, max_dynamic_smem_bytes)},
+  {CU_FUNC_ATTRIBUTE_PTX_VERSION, offsetof(gpu_function_attrs, ptx_version)},
+  {CU_FUNC_ATTRIBUTE_BINARY_VERSION, offsetof(gpu_function_attrs, binary_version)},
+};
+
+static gpu_status cuda_function_attrs(gpu_function *f, gpu_function_attrs *a) {
+  REQUIRE_DRIVER();
+  memset(a, 0, sizeof *a);
+  for (size_t i = 0; i < sizeof function_attributes / sizeof function_attributes[0]; i++) {
+    gpu_status st = CU(cuFuncGetAttribute, ((int *)((char *)a + function_attributes[i].offset),
+                                            function_attributes[i].attr, f->fn));
+    if (st != GPU_OK) return st;
+  }
+  /* cuFuncGetParamInfo (CUDA 12.4+) answers CUDA_ERROR_INVALID_VALUE past the last parameter. */
+  a->num_params = -1;
+  if (p_cuFuncGetParamInfo == NULL) return GPU_OK;
+  for (size_t i = 0; i < 4096; i++) {
+    size_t offset = 0, size = 0;
+    CUresult r = p_cuFuncGetParamInfo(f->fn, i, &offset, &size);
+    if (r == CUDA_ERROR_INVALID_VALUE) {
+      a->num_params = (int)i;
+      break;
+    }
+    if (r != CUDA_SUCCESS) break; /* the driver cannot tell: num_params stays -1 */
+    if (i < sizeof a->param_offset / sizeof a->param_offset[0]) {
+      a->param_offset[i] = offset;
+      a->param_size[i] = size;
+    }
+  }
+  return GPU_OK;
+}
+
+static gpu_status cuda_function_set_max_dynamic_smem(gpu_function *f, int bytes) {
+  REQUIRE_DRIVER();
+  CUresult r = p_cuFuncSetAttribute(f->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes);
+  if (r != CUDA_SUCCESS) {
+    char detail[320];
+    snprintf(detail, sizeof detail, " setting %d bytes of dynamic shared memory for '%.256s'", bytes, f->name);
+    return cu_error(r, "cuFuncSetAttribute", detail);
+  }
+  f->dynamic_smem_limit = bytes;
+  return GPU_OK;
+}
+
+static gpu_status cuda_launch(gpu_function *f, const unsigned grid[3], const unsigned block[3],
+                              unsigned smem_bytes, gpu_stream s, void **args) {
+  REQUIRE_DRIVER();
+  if (smem_bytes > 48u * 1024u && (int)smem_bytes > f->dynamic_smem_limit) {
+    gpu_status st = cuda_function_set_max_dynamic_smem(f, (int)smem_bytes);
+    if (st != GPU_OK) return st;
+  }
+  CUresult r = p_cuLaunchKernel(f->fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem_bytes,
+                                (CUstream)s, args, NULL);
+  if (r != CUDA_SUCCESS) {
+    char detail[400];
+    snprintf(detail, sizeof detail, " launching '%.256s' grid (%u,%u,%u) block (%u,%u,%u) smem %u", f->name,
+             grid[0], grid[1], grid[2], block[0], block[1], block[2], smem_bytes);
+    return cu_error(r, "cuLaunchKernel", detail);
+  }
+  return GPU_OK;
+}
+
+/* ---- streams, events, graphs --------------------------------------------------------------- */
+
+static gpu_status cuda_stream_create(gpu_stream *s) {
+  REQUIRE_DRIVER();
+  CUstream cs = NULL;
+  gpu_status st = CU(cuStreamCreate, (&cs, CU_STREAM_NON_BLOCKING));
+  *s = (gpu_stream)cs;
+  return st;
+}
+
+static gpu_status cuda_stream_destroy(gpu_stream s) {
+  REQUIRE_DRIVER();
+  return CU(cuStreamDestroy, ((CUstream)s));
+}
+
+static gpu_status cuda_stream_synchronize(gpu_stream s) {
+  REQUIRE_DRIVER();
+  return CU(cuStreamSynchronize, ((CUstream)s));
+}
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static gpu_status cuda_stream_wait_timeout(gpu_stream s, double timeout_ms) {
+  REQUIRE_DRIVER();
+  if (timeout_ms < 0) return cuda_stream_synchronize(s);
+  double start = now_ms();
+  long sleep_ns = 10000; /* 10 us, doubling to 1 ms: quick for short work, cheap for long */
+  for (;;) {
+    CUresult r = p_cuStreamQuery((CUstream)s);
+    if (r == CUDA_SUCCESS) return GPU_OK;
+    if (r != CUDA_ERROR_NOT_READY) return cu_error(r, "cuStreamQuery", NULL);
+    double waited = now_ms() - start;
+    if (waited > timeout_ms)
+      return gpu_set_error(GPU_ERR_TIMEOUT, "cuStreamQuery: the stream's work did not finish within %.0f ms",
+                           timeout_ms);
+    struct timespec ts = {0, sleep_ns};
+    nanosleep(&ts, NULL);
+    if (sleep_ns < 1000000) sleep_ns *= 2;
+  }
+}
+
+static gpu_status cuda_event_create(gpu_event *e) {
+  REQUIRE_DRIVER();
+  CUevent ce = NULL;
+  gpu_status st = CU(cuEventCreate, (&ce, CU_EVENT_DEFAULT));
+  *e = (gpu_event)ce;
+  return st;
+}
+
+static gpu_status cuda_event_destroy(gpu_event e) {
+  REQUIRE_DRIVER();
+  return CU(cuEventDestroy, ((CUevent)e));
+}
+
+static gpu_status cuda_event_record(gpu_event e, gpu_stream s) {
+  REQUIRE_DRIVER();
+  return CU(cuEventRecord, ((CUevent)e, (CUstream)s));
+}
+
+static gpu_status cuda_event_synchronize(gpu_event e) {
+  REQUIRE_DRIVER();
+  return CU(cuEventSynchronize, ((CUevent)e));
+}
+
+static gpu_status cuda_event_elapsed_ms(float *ms, gpu_event start, gpu_event end) {
+  REQUIRE_DRIVER();
+  return CU(cuEventElapsedTime, (ms, (CUevent)start, (CUevent)end));
+}
+
+static gpu_status cuda_capture_begin(gpu_stream s) {
+  REQUIRE_DRIVER();
+  return CU(cuStreamBeginCapture, ((CUstream)s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+}
+
+static gpu_status cuda_capture_end(gpu_stream s, gpu_graph *g) {
+  REQUIRE_DRIVER();
+  *g = NULL;
+  CUgraph graph = NULL;
+  gpu_status st = CU(cuStreamEndCapture, ((CUstream)s, &graph));
+  if (st != GPU_OK) return st;
+  CUgraphExec exec = NULL;
+  st = CU(cuGraphInstantiateWithFlags, (&exec, graph, 0));
+  /* The executable graph is independent of its template: keep only the exec. */
+  CUresult r = p_cuGraphDestroy(graph);
+  if (st != GPU_OK) return st;
+  if (r != CUDA_SUCCESS) {
+    p_cuGraphExecDestroy(exec);
+    return cu_error(r, "cuGraphDestroy", NULL);
+  }
+  *g = (gpu_graph)exec;
+  return GPU_OK;
+}
+
+static gpu_status cuda_graph_launch(gpu_graph g, gpu_stream s) {
+  REQUIRE_DRIVER();
+  return CU(cuGraphLaunch, ((CUgraphExec)g, (CUstream)s));
+}
+
+static gpu_status cuda_graph_destroy(gpu_graph g) {
+  REQUIRE_DRIVER();
+  return CU(cuGraphExecDestroy, ((CUgraphExec)g));
+}
+
+static void *cuda_native_context(void) {
+  CUcontext c = NULL;
+  if (init_state != 1 || p_cuCtxGetCurrent(&c) != CUDA_SUCCESS) return NULL;
+  return c;
+}
+
+static void *cuda_native_stream(gpu_stream s) { return (void *)(CUstream)s; }
+
+static const gpu_backend cuda_backend = {
+  .name = "cuda",
+  .init = cuda_init,
+  .version = cuda_version,
+  .device_count = cuda_device_count,
+  .device_props = cuda_device_props,
+  .set_device = cuda_set_device,
+  .current_device = cuda_current_device,
+  .synchronize = cuda_synchronize,
+  .mem_alloc = cuda_mem_alloc,
+  .mem_free = cuda_mem_free,
+  .mem_info = cuda_mem_info,
+  .memset8_async = cuda_memset8_async,
+  .memset32_async = cuda_memset32_async,
+  .copy_htod = cuda_copy_htod,
+  .copy_dtoh = cuda_copy_dtoh,
+  .copy_dtod_async = cuda_copy_dtod_async,
+  .module_load_image = cuda_module_load_image,
+  .module_load_file = cuda_module_load_file,
+  .module_unload = cuda_module_unload,
+  .function_get = cuda_function_get,
+  .function_attrs = cuda_function_attrs,
+  .function_set_max_dynamic_smem = cuda_function_set_max_dynamic_smem,
+  .launch = cuda_launch,
+  .stream_create = cuda_stream_create,
+  .stream_destroy = cuda_stream_destroy,
+  .stream_synchronize = cuda_stream_synchronize,
+  .stream_wait_timeout = cuda_stream_wait_timeout,
+  .event_create = cuda_event_create,
+  .event_destroy = cuda_event_destroy,
+  .event_record = cuda_event_record,
+  .event_synchronize = cuda_event_synchronize,
+  .event_elapsed_ms = cuda_event_elapsed_ms,
+  .capture_begin = cuda_capture_begin,
+  .capture_end = cuda_capture_end,
+  .graph_launch = cuda_graph_launch,
+  .graph_destroy = cuda_graph_destroy,
+  .native_context = cuda_native_context,
+  .native_stream = cuda_native_stream,
+};
+
+const gpu_backend *gpu_cuda_backend(void) { return &cuda_backend; }
+const gpu_backend *gpu_backend_get(void) { return &cuda_backend; }
