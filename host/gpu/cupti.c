@@ -1,0 +1,277 @@
+/* cupti.c: CUPTI activity records through dlopen: kernel start/end per launch, mapped to the
+ * caller's external correlation ids, summed per id. Records arrive on CUPTI's thread or during a
+ * flush, so the record store is guarded by a mutex. */
+#include "cupti.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cupti.h>
+
+#define BUFFER_BYTES (8u << 20)
+
+typedef struct kernel_rec { uint32_t corr; uint64_t start, end; } kernel_rec;
+typedef struct ext_rec { uint32_t corr; uint64_t ext; } ext_rec;
+
+static struct {
+  void *lib;
+  char path[512];
+  int tried;
+  gpu_status start_status;
+  char start_error[1024];
+  CUptiResult (*get_result_string)(CUptiResult, const char **);
+  CUptiResult (*register_callbacks)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc);
+  CUptiResult (*enable)(CUpti_ActivityKind);
+  CUptiResult (*enable_driver_api)(CUpti_CallbackId, uint8_t);
+  CUptiResult (*enable_runtime_api)(CUpti_CallbackId, uint8_t);
+  CUptiResult (*get_next_record)(uint8_t *, size_t, CUpti_Activity **);
+  CUptiResult (*get_dropped)(CUcontext, uint32_t, size_t *);
+  CUptiResult (*flush_all)(uint32_t);
+  CUptiResult (*push_ext)(CUpti_ExternalCorrelationKind, uint64_t);
+  CUptiResult (*pop_ext)(CUpti_ExternalCorrelationKind, uint64_t *);
+} cu;
+
+static pthread_mutex_t store_lock = PTHREAD_MUTEX_INITIALIZER;
+static kernel_rec *kernels;
+static size_t n_kernels, cap_kernels;
+static ext_rec *exts;
+static size_t n_exts, cap_exts;
+static size_t dropped_records;
+static int store_oom;
+
+static const char *result_text(CUptiResult r) {
+  const char *s = NULL;
+  if (cu.get_result_string == NULL || cu.get_result_string(r, &s) != CUPTI_SUCCESS || s == NULL)
+    return "unknown CUPTI error";
+  return s;
+}
+
+static gpu_status fail(const char *api, CUptiResult r) {
+  gpu_status st = r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED ? GPU_ERR_BUSY : GPU_ERR_OTHER;
+  if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+    return gpu_set_error(st, "%s: CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED (%s): another "
+                         "profiler (ncu, nsys) holds CUPTI", api, result_text(r));
+  return gpu_set_error(st, "%s: CUPTI error %d (%s)", api, (int)r, result_text(r));
+}
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records) {
+  *buffer = aligned_alloc(8, BUFFER_BYTES);
+  *size = *buffer ? BUFFER_BYTES : 0;
+  *max_records = 0;
+}
+
+static int grow(void **arr, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap) return 0;
+  size_t n = *cap ? *cap * 2 : 4096;
+  while (n < need) n *= 2;
+  void *p = realloc(*arr, n * elem);
+  if (p == NULL) return -1;
+  *arr = p;
+  *cap = n;
+  return 0;
+}
+
+static void keep_record(const CUpti_Activity *rec) {
+  /* The fields read here sit at the same offsets in every kernel record version CUPTI has had
+   * (CUpti_ActivityKernel4 .. 10), so reading through the oldest layout is safe. */
+  if (rec->kind == CUPTI_ACTIVITY_KIND_KERNEL || rec->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+    const CUpti_ActivityKernel4 *k = (const CUpti_ActivityKernel4 *)rec;
+    if (grow((void **)&kernels, &cap_kernels, n_kernels + 1, sizeof *kernels)) { store_oom = 1; return; }
+    kernels[n_kernels++] = (kernel_rec){k->correlationId, k->start, k->end};
+  } else if (rec->kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) {
+    const CUpti_ActivityExternalCorrelation *e = (const CUpti_ActivityExternalCorrelation *)rec;
+    if (e->externalKind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) return;
+    if (grow((void **)&exts, &cap_exts, n_exts + 1, sizeof *exts)) { store_oom = 1; return; }
+    exts[n_exts++] = (ext_rec){e->correlationId, e->externalId};
+  }
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+                                      size_t valid) {
+  (void)ctx; (void)stream; (void)size;
+  pthread_mutex_lock(&store_lock);
+  CUpti_Activity *rec = NULL;
+  while (valid > 0 && cu.get_next_record(buffer, valid, &rec) == CUPTI_SUCCESS) keep_record(rec);
+  size_t dropped = 0;
+  if (cu.get_dropped && cu.get_dropped(NULL, 0, &dropped) == CUPTI_SUCCESS) dropped_records += dropped;
+  pthread_mutex_unlock(&store_lock);
+  free(buffer);
+}
+
+static void *open_library(void) {
+  const char *env = getenv("TILEBENCH_CUPTI_LIB");
+  if (env && *env) {
+    void *h = dlopen(env, RTLD_NOW | RTLD_LOCAL);
+    if (h == NULL) {
+      const char *why = dlerror();
+      gpu_set_error(GPU_ERR_NO_LIBRARY, "CUPTI library not found (TILEBENCH_CUPTI_LIB=%s: %s)", env,
+                    why ? why : "cannot open");
+      return NULL;
+    }
+    snprintf(cu.path, sizeof cu.path, "%s", env);
+    return h;
+  }
+  static const char *const names[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so", NULL};
+  void *h = gpu_dlopen_first(names, cu.path, sizeof cu.path);
+  if (h) return h;
+  char searched[4096];
+  snprintf(searched, sizeof searched, "%s", gpu_last_error());
+  /* The toolkit keeps CUPTI apart from its other libraries on some installs. */
+  static const char *const extras[] = {"/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",
+                                       "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so", NULL};
+  for (int i = 0; extras[i]; i++) {
+    h = dlopen(extras[i], RTLD_NOW | RTLD_LOCAL);
+    if (h) {
+      snprintf(cu.path, sizeof cu.path, "%s", extras[i]);
+      return h;
+    }
+  }
+  gpu_set_error(GPU_ERR_NO_LIBRARY, "CUPTI library not found: %s; and /usr/local/cuda/extras/CUPTI/lib64",
+                searched);
+  return NULL;
+}
+
+#define LOAD(field, sym, required)                                                            \
+  do {                                                                                       \
+    *(void **)(&cu.field) = dlsym(cu.lib, sym);                                               \
+    if ((required) && cu.field == NULL)                                                      \
+      return gpu_set_error(GPU_ERR_NO_LIBRARY, "CUPTI library %s lacks %s", cu.path, sym);  \
+  } while (0)
+
+static gpu_status start_once(void) {
+  cu.lib = open_library();
+  if (cu.lib == NULL) return GPU_ERR_NO_LIBRARY;
+  LOAD(get_result_string, "cuptiGetResultString", 0);
+  LOAD(register_callbacks, "cuptiActivityRegisterCallbacks", 1);
+  LOAD(enable, "cuptiActivityEnable", 1);
+  LOAD(enable_driver_api, "cuptiActivityEnableDriverApi", 0);
+  LOAD(enable_runtime_api, "cuptiActivityEnableRuntimeApi", 0);
+  LOAD(get_next_record, "cuptiActivityGetNextRecord", 1);
+  LOAD(get_dropped, "cuptiActivityGetNumDroppedRecords", 0);
+  LOAD(flush_all, "cuptiActivityFlushAll", 1);
+  LOAD(push_ext, "cuptiActivityPushExternalCorrelationId", 1);
+  LOAD(pop_ext, "cuptiActivityPopExternalCorrelationId", 1);
+
+  CUptiResult r = cu.register_callbacks(buffer_requested, buffer_completed);
+  if (r != CUPTI_SUCCESS) return fail("cuptiActivityRegisterCallbacks", r);
+  if ((r = cu.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) != CUPTI_SUCCESS)
+    return fail("cuptiActivityEnable(CONCURRENT_KERNEL)", r);
+  if ((r = cu.enable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION)) != CUPTI_SUCCESS)
+    return fail("cuptiActivityEnable(EXTERNAL_CORRELATION)", r);
+
+  /* External correlation records come with API records, so the launch APIs must be traced.
+   * Only those: tracing every call would also log each stream query of a waiting host. */
+  if (cu.enable_driver_api == NULL || cu.enable_runtime_api == NULL) return cupti_trace_all_api();
+  static const CUpti_CallbackId driver_launches[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz};
+  static const CUpti_CallbackId runtime_launches[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060};
+  for (size_t i = 0; i < sizeof driver_launches / sizeof driver_launches[0]; i++)
+    if ((r = cu.enable_driver_api(driver_launches[i], 1)) != CUPTI_SUCCESS)
+      return fail("cuptiActivityEnableDriverApi", r);
+  for (size_t i = 0; i < sizeof runtime_launches / sizeof runtime_launches[0]; i++)
+    if ((r = cu.enable_runtime_api(runtime_launches[i], 1)) != CUPTI_SUCCESS)
+      return fail("cuptiActivityEnableRuntimeApi", r);
+  return GPU_OK;
+}
+
+gpu_status cupti_start(void) {
+  if (!cu.tried) {
+    cu.tried = 1;
+    cu.start_status = start_once();
+    if (cu.start_status != GPU_OK) {
+      snprintf(cu.start_error, sizeof cu.start_error, "%s", gpu_last_error());
+      cu.path[0] = '\0';
+    }
+  }
+  if (cu.start_status != GPU_OK) return gpu_set_error(cu.start_status, "%s", cu.start_error);
+  return GPU_OK;
+}
+
+const char *cupti_library_path(void) { return cu.path; }
+
+gpu_status cupti_trace_all_api(void) {
+  CUptiResult r;
+  if ((r = cu.enable(CUPTI_ACTIVITY_KIND_DRIVER)) != CUPTI_SUCCESS)
+    return fail("cuptiActivityEnable(DRIVER)", r);
+  if ((r = cu.enable(CUPTI_ACTIVITY_KIND_RUNTIME)) != CUPTI_SUCCESS)
+    return fail("cuptiActivityEnable(RUNTIME)", r);
+  return GPU_OK;
+}
+
+gpu_status cupti_push(uint64_t id) {
+  CUptiResult r = cu.push_ext(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id);
+  return r == CUPTI_SUCCESS ? GPU_OK : fail("cuptiActivityPushExternalCorrelationId", r);
+}
+
+gpu_status cupti_pop(void) {
+  uint64_t last = 0;
+  CUptiResult r = cu.pop_ext(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+  return r == CUPTI_SUCCESS ? GPU_OK : fail("cuptiActivityPopExternalCorrelationId", r);
+}
+
+gpu_status cupti_flush(void) {
+  CUptiResult r = cu.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  return r == CUPTI_SUCCESS ? GPU_OK : fail("cuptiActivityFlushAll", r);
+}
+
+static int cmp_ext(const void *a, const void *b) {
+  uint32_t x = ((const ext_rec *)a)->corr, y = ((const ext_rec *)b)->corr;
+  return (x > y) - (x < y);
+}
+
+static void forget_locked(void) {
+  n_kernels = n_exts = 0;
+  dropped_records = 0;
+  store_oom = 0;
+}
+
+void cupti_discard(void) {
+  pthread_mutex_lock(&store_lock);
+  forget_locked();
+  pthread_mutex_unlock(&store_lock);
+}
+
+gpu_status cupti_collect(uint64_t first_id, size_t n, double *kernel_ns, int *kernel_count,
+                         int *incomplete) {
+  for (size_t i = 0; i < n; i++) kernel_ns[i] = 0, kernel_count[i] = 0, incomplete[i] = 0;
+  pthread_mutex_lock(&store_lock);
+  gpu_status st = GPU_OK;
+  if (dropped_records > 0) {
+    st = gpu_set_error(GPU_ERR_OTHER, "CUPTI dropped %zu activity records (buffers full)",
+                       dropped_records);
+  } else if (store_oom) {
+    st = gpu_set_error(GPU_ERR_OOM, "CUPTI records: out of host memory");
+  } else {
+    /* A runtime launch and the driver launch under it may both be tagged: same correlation id,
+     * same external id, so duplicates are harmless after sorting. */
+    qsort(exts, n_exts, sizeof *exts, cmp_ext);
+    for (size_t i = 0; i < n_kernels; i++) {
+      ext_rec key = {kernels[i].corr, 0};
+      const ext_rec *e = bsearch(&key, exts, n_exts, sizeof *exts, cmp_ext);
+      if (e == NULL || e->ext < first_id || e->ext - first_id >= n) continue;
+      size_t s = (size_t)(e->ext - first_id);
+      if (kernels[i].start == 0 || kernels[i].end < kernels[i].start) {
+        incomplete[s]++;
+        continue;
+      }
+      kernel_ns[s] += (double)(kernels[i].end - kernels[i].start);
+      kernel_count[s]++;
+    }
+  }
+  forget_locked();
+  pthread_mutex_unlock(&store_lock);
+  return st;
+}

@@ -1,0 +1,40 @@
+/* cupti.h: kernel durations from CUPTI activity records, grouped by an external correlation id
+ * the caller pushes around its launches, so one run of a multi-kernel plan sums as one unit.
+ * libcupti is opened with dlopen; no Lua here. CUPTI is process-wide, so this is a singleton. */
+#ifndef TB_GPU_CUPTI_H
+#define TB_GPU_CUPTI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpu.h"
+
+/* Loads libcupti ($TILEBENCH_CUPTI_LIB if set, else libcupti.so.13/.12/.so by gpu_dlopen_first,
+ * else the toolkit's extras/CUPTI), registers the buffer callbacks and enables kernel, external
+ * correlation and launch-API records. Idempotent: later calls return the first outcome.
+ * GPU_ERR_NO_LIBRARY when libcupti is absent; GPU_ERR_BUSY when another profiler holds CUPTI
+ * (CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED under ncu / nsys); the message says which. */
+gpu_status cupti_start(void);
+/* Where libcupti was found ("" before a successful cupti_start). */
+const char *cupti_library_path(void);
+
+/* Every launch API call between push and pop is tagged with id (CUSTOM0 external correlation). */
+gpu_status cupti_push(uint64_t id);
+gpu_status cupti_pop(void);
+
+/* Traces every driver and runtime API call instead of the launch calls alone; the fallback for
+ * a CUPTI that tags no launch when only those are enabled. */
+gpu_status cupti_trace_all_api(void);
+
+/* Delivers every buffered record (a forced flush). Synchronize the streams first. */
+gpu_status cupti_flush(void);
+
+/* For each id in [first_id, first_id + n): the sum of the durations (ns) of the kernels launched
+ * under it, how many there were, and how many had no complete timestamps. Forgets every record
+ * gathered so far (call after cupti_flush). GPU_ERR_OTHER when CUPTI dropped records. */
+gpu_status cupti_collect(uint64_t first_id, size_t n, double *kernel_ns, int *kernels,
+                         int *incomplete);
+/* Forgets every record gathered so far. */
+void cupti_discard(void);
+
+#endif
