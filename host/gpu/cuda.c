@@ -85,16 +85,35 @@ static gpu_status classify(CUresult r, const char *name) {
   return GPU_ERR_OTHER;
 }
 
+/* What cuInit can answer when the library cannot describe its own errors (the toolkit's stub
+ * libcuda, found first on a misconfigured loader path, knows no error names). */
+static const struct known_error {
+  CUresult code;
+  const char *name, *text;
+} init_errors[] = {
+  {CUDA_ERROR_STUB_LIBRARY, "CUDA_ERROR_STUB_LIBRARY", "CUDA driver is a stub library"},
+  {CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+  {CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
+   "system has unsupported display driver / cuda driver combination"},
+  {CUDA_ERROR_DEVICE_UNAVAILABLE, "CUDA_ERROR_DEVICE_UNAVAILABLE", "CUDA-capable device(s) is/are busy or unavailable"},
+};
+
 /* Records "api: CUDA_ERROR_NAME (text)<detail>" and returns the classified status. */
 static gpu_status cu_error(CUresult r, const char *api, const char *detail) {
   const char *name = NULL, *text = NULL;
   char unknown[32];
-  if (p_cuGetErrorName == NULL || p_cuGetErrorName(r, &name) != CUDA_SUCCESS || name == NULL) {
+  if (p_cuGetErrorName == NULL || p_cuGetErrorName(r, &name) != CUDA_SUCCESS || name == NULL) name = NULL;
+  if (p_cuGetErrorString == NULL || p_cuGetErrorString(r, &text) != CUDA_SUCCESS || text == NULL) text = NULL;
+  for (size_t i = 0; i < sizeof init_errors / sizeof init_errors[0] && (!name || !text); i++)
+    if (init_errors[i].code == r) {
+      if (!name) name = init_errors[i].name;
+      if (!text) text = init_errors[i].text;
+    }
+  if (name == NULL) {
     snprintf(unknown, sizeof unknown, "CUDA error %d", (int)r);
     name = unknown;
   }
-  if (p_cuGetErrorString == NULL || p_cuGetErrorString(r, &text) != CUDA_SUCCESS || text == NULL)
-    text = "no description";
+  if (text == NULL) text = "no description";
   return gpu_set_error(classify(r, name), "%s: %s (%s)%s", api, name, text, detail ? detail : "");
 }
 
