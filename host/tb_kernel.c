@@ -346,6 +346,7 @@ static void check_signature(lua_State *L, const tb_function *f, const char *orig
 static int l_module_get(lua_State *L) {
   tb_module *m = check_module(L, 1);
   const char *name = luaL_checkstring(L, 2);
+  lua_settop(L, 3); /* the signature (or nil) at 3, the new function at 4 */
   luaL_argcheck(L, strlen(name) < sizeof ((tb_function *)0)->name, 2, "kernel name too long");
   tb_function *f = lua_newuserdatauv(L, sizeof *f, 1);
   memset(f, 0, sizeof *f);
