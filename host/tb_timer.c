@@ -1,0 +1,720 @@
+/* tb_timer.c: measures a launch plan: eviction before every run, CUPTI kernel time and CUDA
+ * events for every sample, optional CUDA-graph replay, fixed or adaptive stopping, clock checks.
+ *
+ * Lua API (require "tb.timer"):
+ *   tb.timer.measure(plan [, opts]) -> result | nil, message, code ("throttled" | "timeout")
+ *     opts and defaults: tb.timer.options (name, type, default, desc); docs/MEASUREMENT.md.
+ *     result: clock ("cupti"|"events"), clock_fallback_reason, samples (ms, kept, reported clock),
+ *       events_ms, sm_clocks_mhz, n, dropped_throttled, dropped_incomplete, min, max, median,
+ *       mean, stdev, noise, q1, q3, events_median, sm_clock_mhz, max_clock_mhz,
+ *       throttle_threshold, graph, graph_fallback_reason, flush_bytes, warmup, mode, wall_s,
+ *       gpu_busy_s, evict_s, probe_s, kernels_per_run, stop_reason
+ *   Errors raise: a fault of the plan with the API name; a hung plan with "timeout: ...".
+ *   tb.timer.clock_probe([window_ns]) -> { mhz = median over SMs, min_mhz, max_mhz, sms }
+ *   tb.timer.cupti() -> { available = bool, reason = string|nil, library = path|nil }
+ *   tb.timer.options -> { {name, type, default, desc, choices}, ... } (for --help) */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gpu/cupti.h"
+#include "stats.h"
+#include "tb.h"
+
+#define BATCH_MAX 8192
+
+/* ---- options, declared as data --------------------------------------------------------------- */
+
+typedef enum opt_type { OPT_NUMBER, OPT_INTEGER, OPT_BOOLEAN, OPT_CHOICE } opt_type;
+
+typedef struct measure_opts {
+  int mode;             /* 0 adaptive, 1 fixed */
+  double warmup;        /* -1: by mode */
+  double repeat, min_samples, max_samples, max_noise, min_time, timeout;
+  int flush;
+  double flush_bytes;   /* -1: by device */
+  int graph;
+  int clock;            /* 0 cupti, 1 events */
+  int clock_check;
+  double throttle_threshold, clock_window_ns, sync_timeout;
+} measure_opts;
+
+static const measure_opts default_opts = {
+  .mode = 0, .warmup = -1, .repeat = 100, .min_samples = 10, .max_samples = 0, .max_noise = 0.005,
+  .min_time = 0.05, .timeout = 15, .flush = 1, .flush_bytes = -1, .graph = 1, .clock = 0,
+  .clock_check = 1, .throttle_threshold = 0.90, .clock_window_ns = 2000, .sync_timeout = 60};
+
+typedef struct opt_desc {
+  const char *name;
+  opt_type type;
+  size_t offset;
+  const char *choices;  /* OPT_CHOICE: space-separated, the first is the default */
+  double min, max;
+  const char *def;
+  const char *desc;
+} opt_desc;
+
+#define OFF(f) offsetof(measure_opts, f)
+static const opt_desc options[] = {
+  {"mode", OPT_CHOICE, OFF(mode), "adaptive fixed", 0, 0, "adaptive",
+   "stopping rule: adaptive (relative stdev under max_noise) or fixed (warmup, repeat)"},
+  {"warmup", OPT_INTEGER, OFF(warmup), NULL, 0, 1e6, "3 (adaptive), 20 (fixed)",
+   "untimed runs first, each with its eviction"},
+  {"repeat", OPT_INTEGER, OFF(repeat), NULL, 1, 1e7, "100", "fixed: samples to keep"},
+  {"min_samples", OPT_INTEGER, OFF(min_samples), NULL, 2, 1e7, "10", "adaptive: at least this many samples"},
+  {"max_samples", OPT_INTEGER, OFF(max_samples), NULL, 0, 1e8, "0",
+   "adaptive: stop at this many samples (0: no cap)"},
+  {"max_noise", OPT_NUMBER, OFF(max_noise), NULL, 0, 1, "0.005",
+   "adaptive: stop once stdev/mean of the samples is under this"},
+  {"min_time", OPT_NUMBER, OFF(min_time), NULL, 0, 3600, "0.05",
+   "adaptive: seconds of GPU time (evictions + kernels) the kept samples must cover first"},
+  {"timeout", OPT_NUMBER, OFF(timeout), NULL, 0, 86400, "15", "wall-clock seconds after which sampling stops"},
+  {"flush", OPT_BOOLEAN, OFF(flush), NULL, 0, 0, "true", "evict the last-level cache before every run"},
+  {"flush_bytes", OPT_INTEGER, OFF(flush_bytes), NULL, 1, 1e12, "2 x L2 (cdna3: 512 MiB)",
+   "bytes written by each eviction"},
+  {"graph", OPT_BOOLEAN, OFF(graph), NULL, 0, 0, "true", "replay the plan as one CUDA graph"},
+  {"clock", OPT_CHOICE, OFF(clock), "cupti events", 0, 0, "cupti",
+   "reported clock: CUPTI kernel durations (falls back to events when CUPTI is unavailable) or events"},
+  {"clock_check", OPT_BOOLEAN, OFF(clock_check), NULL, 0, 0, "true",
+   "probe the SM clock around every sample and drop throttled ones"},
+  {"throttle_threshold", OPT_NUMBER, OFF(throttle_threshold), NULL, 0, 2, "0.9",
+   "drop samples whose SM clock is under this fraction of the device's max clock"},
+  {"clock_window_ns", OPT_INTEGER, OFF(clock_window_ns), NULL, 200, 1e7, "2000",
+   "globaltimer window of the clock probe"},
+  {"sync_timeout", OPT_NUMBER, OFF(sync_timeout), NULL, 0.001, 86400, "60",
+   "seconds to wait for one batch of runs before raising 'timeout'"},
+};
+#define N_OPTIONS (sizeof options / sizeof options[0])
+
+static int choice_index(const char *choices, const char *word) {
+  size_t len = strlen(word);
+  int i = 0;
+  for (const char *p = choices; *p;) {
+    const char *end = strchr(p, ' ');
+    size_t n = end ? (size_t)(end - p) : strlen(p);
+    if (n == len && strncmp(p, word, n) == 0) return i;
+    i++;
+    p += n + (end ? 1 : 0);
+  }
+  return -1;
+}
+
+static void parse_options(lua_State *L, int idx, measure_opts *o) {
+  *o = default_opts;
+  if (lua_isnoneornil(L, idx)) return;
+  luaL_checktype(L, idx, LUA_TTABLE);
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    const opt_desc *d = NULL;
+    if (lua_type(L, -2) == LUA_TSTRING)
+      for (size_t i = 0; i < N_OPTIONS; i++)
+        if (strcmp(options[i].name, lua_tostring(L, -2)) == 0) d = &options[i];
+    if (d == NULL) {
+      lua_pushvalue(L, -2);
+      luaL_error(L, "bad argument #2 to 'measure' (unknown option '%s')", luaL_tolstring(L, -1, NULL));
+    }
+    char *field = (char *)o + d->offset;
+    if (d->type == OPT_BOOLEAN) {
+      if (!lua_isboolean(L, -1)) luaL_error(L, "bad argument #2 to 'measure' (option '%s' must be a boolean)", d->name);
+      *(int *)field = lua_toboolean(L, -1);
+    } else if (d->type == OPT_CHOICE) {
+      int k = lua_type(L, -1) == LUA_TSTRING ? choice_index(d->choices, lua_tostring(L, -1)) : -1;
+      if (k < 0) luaL_error(L, "bad argument #2 to 'measure' (option '%s' must be one of: %s)", d->name, d->choices);
+      *(int *)field = k;
+    } else {
+      int isnum = 0;
+      double v = lua_tonumberx(L, -1, &isnum);
+      if (!isnum || v < d->min || v > d->max || (d->type == OPT_INTEGER && v != floor(v)))
+        luaL_error(L, "bad argument #2 to 'measure' (option '%s' must be %s in [%g, %g])", d->name,
+                   d->type == OPT_INTEGER ? "an integer" : "a number", d->min, d->max);
+      *(double *)field = v;
+    }
+    lua_pop(L, 1);
+  }
+}
+
+static int l_options(lua_State *L) {
+  lua_createtable(L, (int)N_OPTIONS, 0);
+  for (size_t i = 0; i < N_OPTIONS; i++) {
+    static const char *const types[] = {"number", "integer", "boolean", "choice"};
+    lua_createtable(L, 0, 5);
+    lua_pushstring(L, options[i].name);
+    lua_setfield(L, -2, "name");
+    lua_pushstring(L, types[options[i].type]);
+    lua_setfield(L, -2, "type");
+    lua_pushstring(L, options[i].def);
+    lua_setfield(L, -2, "default");
+    lua_pushstring(L, options[i].desc);
+    lua_setfield(L, -2, "desc");
+    if (options[i].choices) {
+      lua_pushstring(L, options[i].choices);
+      lua_setfield(L, -2, "choices");
+    }
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  return 1;
+}
+
+/* ---- process-wide resources: eviction buffer, probe buffer, events ------------------------- */
+
+static struct {
+  gpu_ptr evict;
+  size_t evict_cap;
+  gpu_ptr probe;
+  size_t probe_cap;
+  gpu_event *events;
+  size_t n_events;
+  uint64_t next_ext_id;
+  uint32_t evict_value;
+  int said_fallback;
+} R = {.next_ext_id = 1ull << 40};
+
+/* Calibrated eviction sizes where 2 x L2 is not enough (a last-level cache beyond the L2). */
+static const struct { const char *family; size_t bytes; } evict_table[] = {
+  {"cdna3", 512ull << 20}, /* 256 MiB Infinity Cache on MI300 */
+};
+
+static size_t default_flush_bytes(const gpu_device_props *p) {
+  for (size_t i = 0; i < sizeof evict_table / sizeof evict_table[0]; i++)
+    if (strcmp(p->family, evict_table[i].family) == 0) return evict_table[i].bytes;
+  return p->l2_bytes > 0 ? 2 * p->l2_bytes : 256ull << 20;
+}
+
+static gpu_status ensure_buffer(const gpu_backend *gpu, gpu_ptr *buf, size_t *cap, size_t need) {
+  if (need <= *cap) return GPU_OK;
+  gpu_status st;
+  if (*buf) {
+    if ((st = gpu->stream_synchronize(tb_stream())) != GPU_OK) return st;
+    if ((st = gpu->mem_free(*buf)) != GPU_OK) return st;
+    *buf = 0;
+    *cap = 0;
+  }
+  if ((st = gpu->mem_alloc(buf, need)) != GPU_OK) return st;
+  *cap = need;
+  return GPU_OK;
+}
+
+static gpu_status ensure_events(const gpu_backend *gpu, size_t need) {
+  if (need <= R.n_events) return GPU_OK;
+  gpu_event *e = realloc(R.events, need * sizeof *e);
+  if (e == NULL) return gpu_set_error(GPU_ERR_OOM, "tb.timer: out of host memory for %zu events", need);
+  R.events = e;
+  for (; R.n_events < need; R.n_events++) {
+    gpu_status st = gpu->event_create(&R.events[R.n_events]);
+    if (st != GPU_OK) return st;
+  }
+  return GPU_OK;
+}
+
+static double wall_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* ---- one measurement --------------------------------------------------------------------- */
+
+typedef struct measure {
+  lua_State *L;
+  measure_opts o;
+  const gpu_backend *gpu;
+  const gpu_device_props *props;
+  const tb_plan *plan;
+  gpu_stream s;
+  int cupti;                 /* CUPTI is the reported clock */
+  int cupti_all_api;         /* already fell back to tracing every API call */
+  char clock_reason[1024];
+  gpu_graph graph;
+  char graph_reason[1024];
+  size_t flush_bytes;
+  gpu_function *probe_fn;
+  unsigned probe_window;
+  double max_mhz;
+  /* per batch */
+  double *kernel_ns, *probe_mhz, *probe_ns;
+  int *kernel_count, *incomplete;
+  unsigned long long *probe_host;
+  /* kept samples */
+  double *ms, *ev_ms, *clk;
+  size_t n, cap;
+  size_t dropped_throttled, dropped_incomplete;
+  tb_running run;
+  double busy_s, evict_s, probe_s;
+  double *kpr;               /* kernels per run (CUPTI) of kept samples */
+} measure;
+
+static void measure_free(measure *m) {
+  if (m->graph) m->gpu->graph_destroy(m->graph);
+  m->graph = NULL;
+  free(m->kernel_ns); free(m->probe_mhz); free(m->probe_ns); free(m->kernel_count);
+  free(m->incomplete); free(m->probe_host); free(m->ms); free(m->ev_ms); free(m->clk); free(m->kpr);
+  m->kernel_ns = m->probe_mhz = m->probe_ns = m->ms = m->ev_ms = m->clk = m->kpr = NULL;
+  m->kernel_count = m->incomplete = NULL;
+  m->probe_host = NULL;
+}
+
+/* Frees the measurement and raises: "<what>: <gpu_last_error()>". A hung plan raises a message
+ * starting with "timeout:" so a campaign records the case as a timeout. */
+static int measure_fail(measure *m, gpu_status st, const char *what) {
+  char msg[4096];
+  snprintf(msg, sizeof msg, "%s%s: %s", st == GPU_ERR_TIMEOUT ? "timeout: " : "", what, gpu_last_error());
+  if (m->cupti) cupti_discard();
+  measure_free(m);
+  return luaL_error(m->L, "%s", msg);
+}
+
+#define TRY(m, call, what)                     \
+  do {                                         \
+    gpu_status st_ = (call);                   \
+    if (st_ != GPU_OK) measure_fail(m, st_, what); \
+  } while (0)
+
+static void grow_kept(measure *m, size_t need) {
+  if (need <= m->cap) return;
+  size_t cap = m->cap ? m->cap : 256;
+  while (cap < need) cap *= 2;
+  double *a = realloc(m->ms, cap * sizeof *a);
+  if (a) m->ms = a;
+  double *b = a ? realloc(m->ev_ms, cap * sizeof *b) : NULL;
+  if (b) m->ev_ms = b;
+  double *c = b ? realloc(m->clk, cap * sizeof *c) : NULL;
+  if (c) m->clk = c;
+  double *d = c ? realloc(m->kpr, cap * sizeof *d) : NULL;
+  if (d) m->kpr = d;
+  if (d == NULL) measure_fail(m, gpu_set_error(GPU_ERR_OOM, "out of host memory"), "tb.timer.measure");
+  m->cap = cap;
+}
+
+static void alloc_batch(measure *m) {
+  size_t n = BATCH_MAX + 1, sms = (size_t)(m->props->sm_count > 0 ? m->props->sm_count : 1);
+  m->kernel_ns = calloc(n, sizeof(double));
+  m->probe_mhz = calloc(n, sizeof(double));
+  m->probe_ns = calloc(n, sizeof(double));
+  m->kernel_count = calloc(n, sizeof(int));
+  m->incomplete = calloc(n, sizeof(int));
+  m->probe_host = calloc(n * sms * 2, sizeof(unsigned long long));
+  if (!m->kernel_ns || !m->probe_mhz || !m->probe_ns || !m->kernel_count || !m->incomplete || !m->probe_host)
+    measure_fail(m, gpu_set_error(GPU_ERR_OOM, "out of host memory"), "tb.timer.measure");
+}
+
+static gpu_status launch_probe(measure *m, size_t slot) {
+  gpu_ptr out = R.probe + slot * (size_t)m->props->sm_count * 2 * sizeof(unsigned long long);
+  unsigned window = m->probe_window;
+  void *args[] = {&out, &window};
+  unsigned grid[3] = {(unsigned)m->props->sm_count, 1, 1}, block[3] = {32, 1, 1};
+  return m->gpu->launch(m->probe_fn, grid, block, 0, m->s, args);
+}
+
+/* Enqueues n samples: [probe] then per sample: [event, evict] event, run, event, [probe]. The
+ * eviction sits between the first two events, outside the timed interval. */
+static void enqueue_batch(measure *m, size_t n, uint64_t ext_base) {
+  const gpu_backend *gpu = m->gpu;
+  if (m->probe_fn) TRY(m, launch_probe(m, 0), "clock probe");
+  for (size_t i = 0; i < n; i++) {
+    gpu_event *ev = &R.events[3 * i];
+    if (m->flush_bytes) {
+      TRY(m, gpu->event_record(ev[0], m->s), "tb.timer.measure");
+      R.evict_value = R.evict_value * 1664525u + 1013904223u;
+      TRY(m, gpu->memset32_async(R.evict, R.evict_value, m->flush_bytes / 4, m->s), "cache eviction");
+    }
+    TRY(m, gpu->event_record(ev[1], m->s), "tb.timer.measure");
+    if (m->cupti) TRY(m, cupti_push(ext_base + i), "tb.timer.measure");
+    gpu_status st = m->graph ? gpu->graph_launch(m->graph, m->s) : tb_plan_run(m->plan, m->s);
+    if (m->cupti) {
+      char keep[2048];
+      snprintf(keep, sizeof keep, "%s", gpu_last_error());
+      gpu_status pop = cupti_pop();
+      if (st == GPU_OK) st = pop;
+      else gpu_set_error(st, "%s", keep);
+    }
+    if (st != GPU_OK) measure_fail(m, st, m->graph ? "running the plan's graph" : "running the plan");
+    TRY(m, gpu->event_record(ev[2], m->s), "tb.timer.measure");
+    if (m->probe_fn) TRY(m, launch_probe(m, i + 1), "clock probe");
+  }
+}
+
+/* Median over SMs of one probe's cycles per nanosecond, in MHz (0 when unusable). */
+static double probe_clock(measure *m, size_t slot, double *window_ns) {
+  size_t sms = (size_t)m->props->sm_count;
+  const unsigned long long *p = m->probe_host + slot * sms * 2;
+  double mhz[1024];
+  size_t k = 0;
+  double ns = 0;
+  for (size_t i = 0; i < sms && k < 1024; i++) {
+    if (p[2 * i + 1] == 0) continue;
+    mhz[k++] = (double)p[2 * i] * 1e3 / (double)p[2 * i + 1];
+    ns = ns > (double)p[2 * i + 1] ? ns : (double)p[2 * i + 1];
+  }
+  *window_ns = ns;
+  if (k == 0) return 0;
+  qsort(mhz, k, sizeof mhz[0], cmp_double);
+  return k % 2 ? mhz[k / 2] : 0.5 * (mhz[k / 2 - 1] + mhz[k / 2]);
+}
+
+static void say_fallback(measure *m) {
+  if (R.said_fallback) return;
+  R.said_fallback = 1;
+  fprintf(stderr, "tilebench: timing with CUDA events instead of CUPTI: %s\n", m->clock_reason);
+}
+
+/* Waits for the batch, reads both clocks and the probes. keep = 0 for warm-up: only the GPU busy
+ * time counts. Returns the mean GPU busy seconds per sample (for sizing the next batch). */
+static double collect_batch(measure *m, size_t n, uint64_t ext_base, int keep) {
+  const gpu_backend *gpu = m->gpu;
+  TRY(m, gpu->stream_wait_timeout(m->s, m->o.sync_timeout * 1e3), "waiting for the plan's runs");
+  size_t sms = (size_t)m->props->sm_count;
+  if (m->probe_fn) {
+    TRY(m, gpu->copy_dtoh(m->probe_host, R.probe, (n + 1) * sms * 2 * sizeof(unsigned long long)),
+        "reading the clock probes");
+    for (size_t j = 0; j <= n; j++) {
+      m->probe_mhz[j] = probe_clock(m, j, &m->probe_ns[j]);
+      m->probe_s += m->probe_ns[j] * 1e-9;
+    }
+  }
+  int cupti_ok = m->cupti;
+  if (m->cupti) {
+    TRY(m, cupti_flush(), "reading CUPTI records");
+    gpu_status st = cupti_collect(ext_base, n, m->kernel_ns, m->kernel_count, m->incomplete);
+    if (st != GPU_OK) measure_fail(m, st, "reading CUPTI records");
+    size_t tagged = 0;
+    for (size_t i = 0; i < n; i++) tagged += m->kernel_count[i] > 0 || m->incomplete[i] > 0;
+    if (tagged == 0 && tb_plan_kernel_count(m->plan) > 0) {
+      /* No launch of this batch carried our id. Trace every API once; then give up on CUPTI. */
+      if (!m->cupti_all_api && cupti_trace_all_api() == GPU_OK) {
+        m->cupti_all_api = 1;
+        keep = 0;
+        cupti_ok = 0;
+      } else {
+        m->cupti = cupti_ok = 0;
+        snprintf(m->clock_reason, sizeof m->clock_reason,
+                 "CUPTI delivered no kernel record tagged with the plan's launches");
+        say_fallback(m);
+      }
+    }
+  }
+  double busy_sum = 0;
+  for (size_t i = 0; i < n; i++) {
+    float run_ms = 0, evict_ms = 0;
+    gpu_event *ev = &R.events[3 * i];
+    TRY(m, gpu->event_elapsed_ms(&run_ms, ev[1], ev[2]), "reading events");
+    if (m->flush_bytes) TRY(m, gpu->event_elapsed_ms(&evict_ms, ev[0], ev[1]), "reading events");
+    double kernel_ms = cupti_ok ? m->kernel_ns[i] * 1e-6 : run_ms;
+    double busy = (evict_ms + kernel_ms) * 1e-3;
+    busy_sum += busy;
+    m->busy_s += busy;
+    m->evict_s += evict_ms * 1e-3;
+    if (!keep) continue;
+    if (cupti_ok && (m->incomplete[i] > 0 || (m->kernel_count[i] == 0 && tb_plan_kernel_count(m->plan) > 0))) {
+      m->dropped_incomplete++;
+      continue;
+    }
+    double clk = 0;
+    if (m->probe_fn) {
+      double a = m->probe_mhz[i], b = m->probe_mhz[i + 1];
+      clk = a > 0 && b > 0 ? (a < b ? a : b) : (a > 0 ? a : b);
+      if (tb_sample_throttled(clk, m->max_mhz, m->o.throttle_threshold)) {
+        m->dropped_throttled++;
+        continue;
+      }
+    }
+    grow_kept(m, m->n + 1);
+    m->ms[m->n] = kernel_ms;
+    m->ev_ms[m->n] = run_ms;
+    m->clk[m->n] = clk;
+    m->kpr[m->n] = cupti_ok ? m->kernel_count[i] : tb_plan_kernel_count(m->plan);
+    m->n++;
+    tb_running_add(&m->run, kernel_ms, busy);
+  }
+  return n ? busy_sum / (double)n : 0;
+}
+
+static void setup_clock(measure *m) {
+  m->cupti = 0;
+  m->clock_reason[0] = '\0';
+  if (m->o.clock == 1) return; /* events asked for: no fallback to report */
+  gpu_status st = cupti_start();
+  if (st == GPU_OK) {
+    m->cupti = 1;
+    /* Records of earlier launches (verification, other plans) are not ours. */
+    TRY(m, m->gpu->stream_synchronize(m->s), "tb.timer.measure");
+    TRY(m, cupti_flush(), "reading CUPTI records");
+    cupti_discard();
+    return;
+  }
+  snprintf(m->clock_reason, sizeof m->clock_reason, "%s", gpu_last_error());
+  say_fallback(m);
+}
+
+static void setup_graph(measure *m) {
+  m->graph = NULL;
+  m->graph_reason[0] = '\0';
+  if (!m->o.graph) return;
+  gpu_status st = m->gpu->capture_begin(m->s);
+  if (st == GPU_OK) {
+    gpu_status run = tb_plan_run(m->plan, m->s);
+    char why[2048];
+    snprintf(why, sizeof why, "%s", gpu_last_error());
+    gpu_graph g = NULL;
+    gpu_status end = m->gpu->capture_end(m->s, &g); /* always ends the capture */
+    if (run != GPU_OK) {
+      if (g) m->gpu->graph_destroy(g);
+      gpu_set_error(run, "%s", why);
+      st = run;
+    } else {
+      st = end;
+      m->graph = end == GPU_OK ? g : NULL;
+    }
+  }
+  if (st != GPU_OK) {
+    snprintf(m->graph_reason, sizeof m->graph_reason, "capture failed, running eagerly: %s", gpu_last_error());
+    m->graph = NULL;
+  }
+}
+
+static void set_num(lua_State *L, const char *k, double v) {
+  lua_pushnumber(L, v);
+  lua_setfield(L, -2, k);
+}
+
+static void set_array(lua_State *L, const char *k, const double *v, size_t n) {
+  lua_createtable(L, (int)n, 0);
+  for (size_t i = 0; i < n; i++) {
+    lua_pushnumber(L, v[i]);
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  lua_setfield(L, -2, k);
+}
+
+static double median_of(const double *x, size_t n) {
+  tb_summary s;
+  return tb_summarize(x, n, &s) == 0 ? s.median : 0;
+}
+
+static int l_measure(lua_State *L) {
+  measure m_, *m = &m_;
+  memset(m, 0, sizeof *m);
+  m->L = L;
+  m->plan = tb_check_plan(L, 1);
+  parse_options(L, 2, &m->o);
+  double t_start = wall_now();
+  m->gpu = tb_gpu(L);
+  m->props = tb_current_props(L);
+  m->s = tb_stream();
+  int fixed = m->o.mode == 1;
+  size_t warmup = m->o.warmup >= 0 ? (size_t)m->o.warmup : (fixed ? 20 : 3);
+
+  m->probe_window = (unsigned)m->o.clock_window_ns;
+  m->max_mhz = m->props->clock_khz / 1e3;
+  if (m->o.clock_check) m->probe_fn = tb_host_kernel(L, "clock_probe.cu", "tb_clock_probe");
+  m->flush_bytes = 0;
+  if (m->o.flush) {
+    size_t want = m->o.flush_bytes > 0 ? (size_t)m->o.flush_bytes : default_flush_bytes(m->props);
+    m->flush_bytes = (want + 3) / 4 * 4;
+    gpu_status st = ensure_buffer(m->gpu, &R.evict, &R.evict_cap, m->flush_bytes);
+    if (st == GPU_ERR_OOM) {
+      lua_pushnil(L);
+      lua_pushfstring(L, "tb.timer.measure: no memory for the %d MiB eviction buffer: %s",
+                      (int)(m->flush_bytes >> 20), gpu_last_error());
+      lua_pushliteral(L, "oom");
+      return 3;
+    }
+    tb_check_gpu(L, st);
+  }
+  size_t sms = (size_t)(m->props->sm_count > 0 ? m->props->sm_count : 1);
+  tb_check_gpu(L, ensure_buffer(m->gpu, &R.probe, &R.probe_cap,
+                                (BATCH_MAX + 1) * sms * 2 * sizeof(unsigned long long)));
+  alloc_batch(m);
+  setup_clock(m);
+  setup_graph(m);
+
+  tb_stop_rule rule = {.adaptive = !fixed, .repeat = (size_t)m->o.repeat,
+                       .min_samples = (size_t)m->o.min_samples, .max_samples = (size_t)m->o.max_samples,
+                       .max_noise = m->o.max_noise, .min_time_s = m->o.min_time, .timeout_s = m->o.timeout};
+  double est_busy = 0, est_wall = 0;
+  size_t warm_left = warmup;
+  while (warm_left > 0) { /* warm-up runs go through the same path, unkept */
+    size_t n = warm_left < BATCH_MAX ? warm_left : BATCH_MAX;
+    TRY(m, ensure_events(m->gpu, 3 * n), "creating events");
+    uint64_t base = R.next_ext_id;
+    R.next_ext_id += n;
+    double t0 = wall_now();
+    enqueue_batch(m, n, base);
+    est_busy = collect_batch(m, n, base, 0);
+    est_wall = (wall_now() - t0) / (double)n;
+    warm_left -= n;
+  }
+
+  tb_stop_reason reason = TB_STOP_CONTINUE;
+  while (reason == TB_STOP_CONTINUE) {
+    size_t n;
+    if (fixed) {
+      n = rule.repeat - m->run.n;
+    } else {
+      size_t need_n = rule.min_samples > m->run.n ? rule.min_samples - m->run.n : 1;
+      size_t need_t = 0;
+      if (est_busy > 0 && rule.min_time_s > m->run.gpu_time_s)
+        need_t = (size_t)ceil((rule.min_time_s - m->run.gpu_time_s) / est_busy);
+      n = need_n > need_t ? need_n : need_t;
+      if (m->run.n / 2 > n) n = m->run.n / 2; /* geometric growth while the noise is too high */
+      if (rule.max_samples && n > rule.max_samples - m->run.n) n = rule.max_samples - m->run.n;
+    }
+    if (est_wall > 0 && rule.timeout_s > 0) {
+      double left = rule.timeout_s - (wall_now() - t_start);
+      size_t fit = left > est_wall ? (size_t)(left / est_wall) : 1;
+      if (n > fit) n = fit;
+    }
+    if (n < 1) n = 1;
+    if (n > BATCH_MAX) n = BATCH_MAX;
+    TRY(m, ensure_events(m->gpu, 3 * n), "creating events");
+    uint64_t base = R.next_ext_id;
+    R.next_ext_id += n;
+    double t0 = wall_now();
+    enqueue_batch(m, n, base);
+    double b = collect_batch(m, n, base, 1);
+    if (b > 0) est_busy = b;
+    est_wall = (wall_now() - t0) / (double)n;
+    reason = tb_stop_decide(&rule, &m->run, wall_now() - t_start);
+  }
+  double wall_s = wall_now() - t_start;
+
+  if (m->n == 0) {
+    char msg[512];
+    const char *code = m->dropped_throttled ? "throttled" : "timeout";
+    if (m->dropped_throttled)
+      snprintf(msg, sizeof msg, "tb.timer.measure: all %zu samples ran under %.0f%% of the %.0f MHz max SM clock",
+               m->dropped_throttled, m->o.throttle_threshold * 100, m->max_mhz);
+    else
+      snprintf(msg, sizeof msg, "tb.timer.measure: no sample kept within %g s (%zu incomplete)",
+               m->o.timeout, m->dropped_incomplete);
+    if (m->cupti) cupti_discard();
+    measure_free(m);
+    lua_pushnil(L);
+    lua_pushstring(L, msg);
+    lua_pushstring(L, code);
+    return 3;
+  }
+
+  tb_summary s, ev;
+  tb_summarize(m->ms, m->n, &s);
+  tb_summarize(m->ev_ms, m->n, &ev);
+  lua_createtable(L, 0, 40);
+  lua_pushstring(L, m->cupti ? "cupti" : "events");
+  lua_setfield(L, -2, "clock");
+  if (m->clock_reason[0]) {
+    lua_pushstring(L, m->clock_reason);
+    lua_setfield(L, -2, "clock_fallback_reason");
+  }
+  set_array(L, "samples", m->ms, m->n);
+  set_array(L, "events_ms", m->ev_ms, m->n);
+  set_num(L, "n", (double)m->n);
+  set_num(L, "dropped_throttled", (double)m->dropped_throttled);
+  set_num(L, "dropped_incomplete", (double)m->dropped_incomplete);
+  set_num(L, "min", s.min);
+  set_num(L, "max", s.max);
+  set_num(L, "median", s.median);
+  set_num(L, "mean", s.mean);
+  set_num(L, "stdev", s.stdev);
+  set_num(L, "noise", s.noise);
+  set_num(L, "q1", s.q1);
+  set_num(L, "q3", s.q3);
+  set_num(L, "events_median", ev.median);
+  set_num(L, "events_mean", ev.mean);
+  if (m->probe_fn) {
+    set_array(L, "sm_clocks_mhz", m->clk, m->n);
+    set_num(L, "sm_clock_mhz", median_of(m->clk, m->n));
+  }
+  set_num(L, "max_clock_mhz", m->max_mhz);
+  set_num(L, "throttle_threshold", m->o.throttle_threshold);
+  lua_pushboolean(L, m->graph != NULL);
+  lua_setfield(L, -2, "graph");
+  if (m->graph_reason[0]) {
+    lua_pushstring(L, m->graph_reason);
+    lua_setfield(L, -2, "graph_fallback_reason");
+  }
+  set_num(L, "flush_bytes", (double)m->flush_bytes);
+  set_num(L, "warmup", (double)warmup);
+  lua_pushstring(L, fixed ? "fixed" : "adaptive");
+  lua_setfield(L, -2, "mode");
+  set_num(L, "wall_s", wall_s);
+  set_num(L, "gpu_busy_s", m->busy_s);
+  set_num(L, "evict_s", m->evict_s);
+  set_num(L, "probe_s", m->probe_s);
+  set_num(L, "kernels_per_run", median_of(m->kpr, m->n));
+  lua_pushstring(L, tb_stop_reason_name(reason));
+  lua_setfield(L, -2, "stop_reason");
+  if (m->cupti) cupti_discard();
+  measure_free(m);
+  return 1;
+}
+
+static int l_clock_probe(lua_State *L) {
+  measure m_, *m = &m_;
+  memset(m, 0, sizeof *m);
+  m->L = L;
+  lua_Integer window = luaL_optinteger(L, 1, 2000);
+  luaL_argcheck(L, window >= 200 && window <= 10000000, 1, "window must be 200 to 1e7 ns");
+  m->gpu = tb_gpu(L);
+  m->props = tb_current_props(L);
+  m->s = tb_stream();
+  m->probe_window = (unsigned)window;
+  m->probe_fn = tb_host_kernel(L, "clock_probe.cu", "tb_clock_probe");
+  size_t sms = (size_t)(m->props->sm_count > 0 ? m->props->sm_count : 1);
+  tb_check_gpu(L, ensure_buffer(m->gpu, &R.probe, &R.probe_cap,
+                                (BATCH_MAX + 1) * sms * 2 * sizeof(unsigned long long)));
+  m->probe_host = calloc(sms * 2, sizeof(unsigned long long));
+  if (m->probe_host == NULL) return luaL_error(L, "tb.timer.clock_probe: out of host memory");
+  TRY(m, launch_probe(m, 0), "clock probe");
+  TRY(m, m->gpu->stream_wait_timeout(m->s, 10e3), "clock probe");
+  TRY(m, m->gpu->copy_dtoh(m->probe_host, R.probe, sms * 2 * sizeof(unsigned long long)), "clock probe");
+  double ns = 0, lo = INFINITY, hi = 0;
+  double mhz = probe_clock(m, 0, &ns);
+  for (size_t i = 0; i < sms; i++) {
+    if (m->probe_host[2 * i + 1] == 0) continue;
+    double v = (double)m->probe_host[2 * i] * 1e3 / (double)m->probe_host[2 * i + 1];
+    lo = v < lo ? v : lo;
+    hi = v > hi ? v : hi;
+  }
+  measure_free(m);
+  lua_createtable(L, 0, 5);
+  set_num(L, "mhz", mhz);
+  set_num(L, "min_mhz", isfinite(lo) ? lo : 0);
+  set_num(L, "max_mhz", hi);
+  set_num(L, "window_ns", ns);
+  set_num(L, "sms", (double)sms);
+  set_num(L, "device_max_mhz", m->props->clock_khz / 1e3);
+  return 1;
+}
+
+static int l_cupti(lua_State *L) {
+  tb_gpu(L);
+  gpu_status st = cupti_start();
+  lua_createtable(L, 0, 3);
+  lua_pushboolean(L, st == GPU_OK);
+  lua_setfield(L, -2, "available");
+  if (st == GPU_OK) {
+    lua_pushstring(L, cupti_library_path());
+    lua_setfield(L, -2, "library");
+  } else {
+    lua_pushstring(L, gpu_last_error());
+    lua_setfield(L, -2, "reason");
+  }
+  return 1;
+}
+
+static const luaL_Reg functions[] = {
+  {"measure", l_measure}, {"clock_probe", l_clock_probe}, {"cupti", l_cupti}, {NULL, NULL}};
+
+int luaopen_tb_timer(lua_State *L);
+int luaopen_tb_timer(lua_State *L) {
+  luaL_newlib(L, functions);
+  l_options(L);
+  lua_setfield(L, -2, "options");
+  return 1;
+}
