@@ -1,0 +1,343 @@
+-- util.lua: small helpers the data layer shares: copies, stable key orders, number formatting,
+-- paths, atomic file writes, JSON with sorted keys (over lua-cjson), dtype names.
+local cjson = require("cjson")
+
+local M = {}
+
+-- ---- tables ---------------------------------------------------------------------------------
+
+-- The value yaml.null / cjson.null (a NULL light userdata) stands for a YAML/JSON null.
+M.null = cjson.null
+
+function M.is_null(v) return v == nil or v == cjson.null end
+
+-- Deep copy; metatables are shared except a tb.yaml mapping's, whose key order is copied.
+function M.deepcopy(v, seen)
+  if type(v) ~= "table" then return v end
+  seen = seen or {}
+  if seen[v] then return seen[v] end
+  local out = {}
+  seen[v] = out
+  for k, x in pairs(v) do out[M.deepcopy(k, seen)] = M.deepcopy(x, seen) end
+  local mt = getmetatable(v)
+  if mt and type(mt.__order) == "table" then
+    local order = {}
+    for i, k in ipairs(mt.__order) do order[i] = k end
+    setmetatable(out, {__name = mt.__name, __order = order})
+  elseif mt then
+    setmetatable(out, mt)
+  end
+  return out
+end
+
+-- Keys in a total, stable order: numbers (ascending) before strings (byte order, as Python's
+-- sorted()), then booleans (false first).
+local type_rank = {number = 1, string = 2, boolean = 3}
+function M.key_less(a, b)
+  local ta, tb = type(a), type(b)
+  if ta ~= tb then return (type_rank[ta] or 9) < (type_rank[tb] or 9) end
+  if ta == "boolean" then return (not a) and b end
+  if ta == "number" or ta == "string" then return a < b end
+  return tostring(a) < tostring(b)
+end
+
+function M.sorted_keys(t)
+  local keys = {}
+  for k in pairs(t) do keys[#keys + 1] = k end
+  table.sort(keys, M.key_less)
+  return keys
+end
+
+-- Document order for a mapping read by tb.yaml (its metatable's __order), else sorted keys.
+-- Keys removed since loading are skipped; keys added since are appended in sorted order.
+function M.ordered_keys(t)
+  local mt = getmetatable(t)
+  if not (mt and type(mt.__order) == "table") then return M.sorted_keys(t) end
+  local keys, seen = {}, {}
+  for _, k in ipairs(mt.__order) do
+    if t[k] ~= nil and not seen[k] then keys[#keys + 1] = k; seen[k] = true end
+  end
+  local extra = {}
+  for k in pairs(t) do if not seen[k] then extra[#extra + 1] = k end end
+  table.sort(extra, M.key_less)
+  for _, k in ipairs(extra) do keys[#keys + 1] = k end
+  return keys
+end
+
+-- An array: a table whose keys are exactly 1..n (n >= 0). A tb.yaml mapping is never one.
+function M.is_array(t)
+  if type(t) ~= "table" then return false end
+  local mt = getmetatable(t)
+  if mt and mt.__order then return false end
+  local n = 0
+  for _ in pairs(t) do n = n + 1 end
+  for i = 1, n do if t[i] == nil then return false end end
+  return true
+end
+
+function M.is_mapping(t)
+  if type(t) ~= "table" then return false end
+  local mt = getmetatable(t)
+  if mt and mt.__order then return true end
+  return next(t) == nil or not M.is_array(t)
+end
+
+-- ---- numbers --------------------------------------------------------------------------------
+
+-- Python's repr of a number: 1024, 0.5, 1e-06, 100.0, inf, nan; True/False for booleans.
+function M.pyrepr(v)
+  if v == true then return "True" elseif v == false then return "False" end
+  if math.type(v) == "integer" then return string.format("%d", v) end
+  if type(v) ~= "number" then return tostring(v) end
+  if v ~= v then return "nan" end
+  if v == math.huge then return "inf" elseif v == -math.huge then return "-inf" end
+  local s
+  for prec = 1, 17 do
+    s = string.format("%." .. prec .. "g", v)
+    if tonumber(s) == v then break end
+  end
+  -- Python uses fixed notation for exponents -5 < e < 16 where %g switches at the precision.
+  local mant, exp = s:match("^(-?[%d.]+)e([-+]%d+)$")
+  if mant then
+    local e = tonumber(exp)
+    if e >= -4 and e < 16 then s = string.format("%.17f", v):gsub("0+$", ""):gsub("%.$", "") end
+  end
+  if not s:find("[.eEn]") then s = s .. ".0" end
+  return s
+end
+
+-- A number for a CSV cell or a message: integers exactly, floats with `digits` significant
+-- digits (default 6), nan/inf spelled as such. nil gives "".
+function M.format_number(v, digits)
+  if v == nil then return "" end
+  if math.type(v) == "integer" then return string.format("%d", v) end
+  if type(v) ~= "number" then return tostring(v) end
+  if v ~= v then return "nan" end
+  if v == math.huge then return "inf" elseif v == -math.huge then return "-inf" end
+  return string.format("%." .. (digits or 6) .. "g", v)
+end
+
+-- The shortest decimal that reads back as the same double (JSON, provenance).
+function M.format_exact(v)
+  if math.type(v) == "integer" then return string.format("%d", v) end
+  for prec = 15, 17 do
+    local s = string.format("%." .. prec .. "g", v)
+    if tonumber(s) == v then return s end
+  end
+  return string.format("%.17g", v)
+end
+
+-- ---- dtypes ---------------------------------------------------------------------------------
+
+-- TileBench's labels and PyTorch's names -> tilebench's (the names tb.tensor uses).
+local dtype_alias = {
+  fp32 = "fp32", float32 = "fp32", float = "fp32",
+  fp16 = "fp16", float16 = "fp16", half = "fp16",
+  bf16 = "bf16", bfloat16 = "bf16",
+  fp8_e4m3 = "fp8_e4m3", fp8_e4m3fn = "fp8_e4m3", float8_e4m3fn = "fp8_e4m3", fp8 = "fp8_e4m3",
+  fp8_e5m2 = "fp8_e5m2", float8_e5m2 = "fp8_e5m2",
+  int8 = "int8", uint8 = "uint8", int16 = "int16", int32 = "int32", int64 = "int64",
+}
+-- Bytes per element as TileBench's dtype_size gives them (unknown names: 4).
+local dtype_bytes = {fp32 = 4, fp16 = 2, bf16 = 2, fp8_e4m3 = 1, fp8_e5m2 = 1, int8 = 1, uint8 = 1,
+                     int16 = 2, int32 = 4, int64 = 8}
+
+-- The canonical name, or nil for a name tilebench does not know.
+function M.normalize_dtype(name)
+  if type(name) ~= "string" then return nil end
+  return dtype_alias[name] or dtype_alias[name:lower()]
+end
+
+function M.dtype_size(name)
+  return dtype_bytes[M.normalize_dtype(name) or ""] or 4
+end
+
+function M.is_int_dtype(name)
+  local d = M.normalize_dtype(name)
+  return d ~= nil and d:find("^u?int") ~= nil
+end
+
+-- ---- strings --------------------------------------------------------------------------------
+
+-- Levenshtein distance, for "did you mean" hints.
+function M.edit_distance(a, b)
+  local prev, cur = {}, {}
+  for j = 0, #b do prev[j] = j end
+  for i = 1, #a do
+    cur[0] = i
+    for j = 1, #b do
+      local cost = a:sub(i, i) == b:sub(j, j) and 0 or 1
+      cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+    end
+    prev, cur = cur, prev
+  end
+  return prev[#b]
+end
+
+-- The candidate closest to `word` when it is close enough to be a likely typo, else nil.
+function M.did_you_mean(word, candidates)
+  local best, best_d
+  for _, c in ipairs(candidates) do
+    local d = M.edit_distance(word:lower(), c:lower())
+    if d <= math.max(2, #c // 3) and (not best_d or d < best_d) then best, best_d = c, d end
+  end
+  return best
+end
+
+function M.quote(s) return string.format("%q", tostring(s)):gsub("\\\n", "\\n") end
+
+-- A value as messages show it: string "ten", integer 3, table, boolean true, null.
+function M.describe(v)
+  if v == cjson.null then return "null" end
+  local t = math.type(v) or type(v)
+  if t == "string" then return 'string "' .. v .. '"' end
+  if t == "table" then return M.is_array(v) and next(v) ~= nil and "list" or "mapping" end
+  if t == "integer" or t == "float" or t == "boolean" then return t .. " " .. tostring(v) end
+  return t
+end
+
+-- ---- paths and files ------------------------------------------------------------------------
+
+function M.path_join(...)
+  local parts = {}
+  for _, p in ipairs({...}) do
+    if p ~= nil and p ~= "" then
+      if p:sub(1, 1) == "/" then parts = {} end
+      parts[#parts + 1] = p
+    end
+  end
+  local s = table.concat(parts, "/"):gsub("/+", "/")
+  if #s > 1 then s = s:gsub("/$", "") end
+  return s
+end
+
+function M.dirname(p)
+  local d = p:match("^(.*)/[^/]*$")
+  if d == nil then return "." end
+  return d == "" and "/" or d
+end
+
+function M.basename(p) return (p:gsub("/+$", ""):match("([^/]*)$")) end
+
+function M.file_exists(p)
+  local f = io.open(p, "rb")
+  if f then f:close() return true end
+  return false
+end
+
+-- The whole file, or raises "cannot open PATH: reason".
+function M.read_file(path)
+  local f, err = io.open(path, "rb")
+  if not f then error("cannot open " .. err, 0) end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+-- Writes content to path atomically: a temporary file in the same folder, then rename, so a
+-- reader (or a crash) sees the old file or the new one, never half of one.
+local tmp_counter = 0
+function M.write_atomic(path, content)
+  tmp_counter = tmp_counter + 1
+  local tmp = string.format("%s.tmp-%x-%d", path, os.time(), tmp_counter)
+  local f, err = io.open(tmp, "wb")
+  if not f then error("cannot write " .. path .. ": " .. err, 0) end
+  local ok, werr = f:write(content)
+  if ok then ok, werr = f:flush() end
+  f:close()
+  if not ok then
+    os.remove(tmp)
+    error("cannot write " .. path .. ": " .. tostring(werr), 0)
+  end
+  local renamed, rerr = os.rename(tmp, path)
+  if not renamed then
+    os.remove(tmp)
+    error("cannot write " .. path .. ": " .. tostring(rerr), 0)
+  end
+end
+
+-- ---- JSON -----------------------------------------------------------------------------------
+
+-- Marks a table to encode as a JSON array even when empty.
+M.json_array_mt = {__name = "tilebench.json_array"}
+function M.json_array(t) return setmetatable(t or {}, M.json_array_mt) end
+
+local function encode(v, opts, indent, seen, out)
+  local t = type(v)
+  if v == cjson.null or v == nil then
+    out[#out + 1] = "null"
+  elseif t == "boolean" then
+    out[#out + 1] = v and "true" or "false"
+  elseif t == "number" then
+    if v ~= v or v == math.huge or v == -math.huge then
+      if opts.invalid_numbers ~= "null" then error("JSON cannot hold the number " .. tostring(v), 0) end
+      out[#out + 1] = "null"
+    else
+      out[#out + 1] = M.format_exact(v)
+    end
+  elseif t == "string" then
+    out[#out + 1] = cjson.encode(v)
+  elseif t == "table" then
+    if seen[v] then error("JSON cannot hold a table that contains itself", 0) end
+    seen[v] = true
+    local nl, pad, inner = "", "", ""
+    if opts.indent then
+      nl = "\n"
+      pad = string.rep(" ", opts.indent * indent)
+      inner = string.rep(" ", opts.indent * (indent + 1))
+    end
+    local is_arr = getmetatable(v) == M.json_array_mt or (next(v) ~= nil and M.is_array(v))
+    if is_arr then
+      if #v == 0 then out[#out + 1] = "[]" else
+        out[#out + 1] = "[" .. nl
+        for i, x in ipairs(v) do
+          out[#out + 1] = inner
+          encode(x, opts, indent + 1, seen, out)
+          out[#out + 1] = (i < #v and "," or "") .. nl
+        end
+        out[#out + 1] = pad .. "]"
+      end
+    else
+      local keys = M.sorted_keys(v)
+      if #keys == 0 then out[#out + 1] = "{}" else
+        out[#out + 1] = "{" .. nl
+        for i, k in ipairs(keys) do
+          if type(k) ~= "string" and type(k) ~= "number" then
+            error("JSON object keys must be strings, got " .. type(k), 0)
+          end
+          out[#out + 1] = inner .. cjson.encode(tostring(k)) .. (opts.indent and ": " or ":")
+          encode(v[k], opts, indent + 1, seen, out)
+          out[#out + 1] = (i < #keys and "," or "") .. nl
+        end
+        out[#out + 1] = pad .. "}"
+      end
+    end
+    seen[v] = nil
+  else
+    error("JSON cannot hold a " .. t, 0)
+  end
+end
+
+-- JSON text with object keys sorted (stable output to diff and hash). opts: indent = N for
+-- pretty output; invalid_numbers = "null" writes NaN/Inf as null (default: an error).
+function M.json_encode(v, opts)
+  local out = {}
+  encode(v, opts or {}, 0, {}, out)
+  return table.concat(out)
+end
+
+local decoder = cjson.new()
+-- A Lua value from JSON text; nulls are cjson.null (== yaml.null). name prefixes errors.
+function M.json_decode(text, name)
+  local ok, v = pcall(decoder.decode, text)
+  if not ok then error((name or "JSON") .. ": invalid JSON: " .. tostring(v), 0) end
+  return v
+end
+
+function M.read_json(path) return M.json_decode(M.read_file(path), path) end
+
+function M.write_json(path, v, opts)
+  M.write_atomic(path, M.json_encode(v, opts or {indent = 2}) .. "\n")
+end
+
+return M
