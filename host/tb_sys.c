@@ -36,6 +36,9 @@
  *   sys.uname() -> {sysname, nodename, release, version, machine}
  *   sys.getenv(name) -> string | nil   sys.environ() -> {NAME = value}
  *   sys.random_hex(nbytes) -> hex string from /dev/urandom
+ *   sys.claim_stdout() -> file   moves the process's stdout to a new descriptor returned as a Lua
+ *       file, and points descriptor 1 at stderr: a worker's protocol channel stays clean of
+ *       whatever print(), a library or a driver writes.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* pipe2, execvpe */
@@ -885,6 +888,34 @@ static int sys_random_hex(lua_State *L) {
   return 1;
 }
 
+static int stream_close(lua_State *L) {
+  luaL_Stream *s = luaL_checkudata(L, 1, LUA_FILEHANDLE);
+  int ok = fclose(s->f) == 0;
+  return luaL_fileresult(L, ok, NULL);
+}
+
+static int sys_claim_stdout(lua_State *L) {
+  fflush(stdout);
+  luaL_Stream *s = lua_newuserdatauv(L, sizeof *s, 0);
+  s->closef = NULL; /* a closed file until it is opened */
+  luaL_setmetatable(L, LUA_FILEHANDLE);
+  int fd = fcntl(1, F_DUPFD_CLOEXEC, 3);
+  if (fd < 0) return luaL_error(L, "claim_stdout: dup: %s", strerror(errno));
+  if (dup2(2, 1) < 0) {
+    int e = errno;
+    close(fd);
+    return luaL_error(L, "claim_stdout: dup2: %s", strerror(e));
+  }
+  s->f = fdopen(fd, "w");
+  if (s->f == NULL) {
+    int e = errno;
+    close(fd);
+    return luaL_error(L, "claim_stdout: fdopen: %s", strerror(e));
+  }
+  s->closef = stream_close;
+  return 1;
+}
+
 static const luaL_Reg proc_methods[] = {
   {"write", proc_write}, {"close_stdin", proc_close_stdin}, {"read_line", proc_read_line},
   {"stderr_tail", proc_stderr_tail}, {"take_stderr", proc_take_stderr}, {"kill", proc_kill},
@@ -903,7 +934,7 @@ static const luaL_Reg sys_funcs[] = {
   {"fsync", sys_fsync}, {"fsync_dir", sys_fsync_dir}, {"rename", sys_rename},
   {"write_atomic", sys_write_atomic}, {"getpid", sys_getpid}, {"hostname", sys_hostname},
   {"exe", sys_exe}, {"uname", sys_uname}, {"getenv", sys_getenv}, {"environ", sys_environ},
-  {"random_hex", sys_random_hex}, {NULL, NULL}
+  {"random_hex", sys_random_hex}, {"claim_stdout", sys_claim_stdout}, {NULL, NULL}
 };
 
 int luaopen_tb_sys(lua_State *L);
