@@ -1,21 +1,35 @@
--- cmd/run.lua: `tilebench run --operator A,B [--dtype D] [--gpu LABEL] [--device N]`: runs
--- operators case by case, prints one row per case and implementation, writes
--- results/<gpu>/csv/<op>_<mode>.csv.
+-- cmd/run.lua: `tilebench run [CAMPAIGN.lua] [--operator A,B] [options]`: runs a campaign (a
+-- script in campaigns/, or operators named on the command line; flags override the script),
+-- each case in a worker process under a time limit, journalling every finished case so that
+-- `--resume RUN-ID` continues a killed run. Prints one row per case and implementation, and
+-- writes results/<gpu>/csv/<op>_<mode>.csv and results/<gpu>/runs/<run-id>/.
 local options = require("tilebench.options")
+local campaign = require("tilebench.campaign")
+local journal = require("tilebench.journal")
+local sys = require("tb.sys")
 
 local M = {}
 
 local function positive(v) if v > 0 then return true end return false, "must be > 0" end
 local function nonneg(v) if v >= 0 then return true end return false, "must be >= 0" end
+local function shard_ok(v)
+  local k, err = campaign.parse_shard(v)
+  if not k then return false, err end
+  return true
+end
+local function run_id_ok(v)
+  if campaign.valid_run_id(v) then return true end
+  return false, string.format("'%s' is not a run id (one path component of [A-Za-z0-9._+-])", v)
+end
 
 M.spec = {
-  { name = "operator", type = "list", metavar = "A,B", desc = "operators to run (names)" },
+  { name = "operator", type = "list", metavar = "A,B", desc = "operators (names or categories) to run; replaces the campaign's" },
   { name = "dtype", type = "list", metavar = "D,..", desc = "only these dtypes" },
   { name = "impl", type = "list", metavar = "I,..", desc = "only these implementations" },
-  { name = "cases", type = "string", metavar = "SPEC", desc = "case subset: 1-3,7 or first|last|ends (1-based, per dtype)" },
+  { name = "cases", type = "string", metavar = "SPEC", desc = "case subset: 1-3,7 or first|last|ends|middle|all (1-based, per dtype)" },
   { name = "gpu", type = "label", metavar = "LABEL", desc = "results namespace results/<LABEL>/ (default: from the device name)" },
   { name = "device", type = "integer", metavar = "N", desc = "CUDA device ordinal", validate = nonneg },
-  { name = "mode", type = "string", choices = { "default", "autotune" }, default = "default", desc = "configuration mode" },
+  { name = "mode", type = "string", choices = { "default", "autotune" }, desc = "configuration mode (default: the campaign's, else default)" },
   { name = "autotune", type = "flag", desc = "same as --mode autotune" },
   { name = "warmup", type = "integer", desc = "fixed protocol: warm-up runs", validate = nonneg },
   { name = "repeat", type = "integer", desc = "fixed protocol: timed runs", validate = positive },
@@ -25,51 +39,39 @@ M.spec = {
   { name = "no-flush", type = "flag", desc = "do not evict the L2 before runs" },
   { name = "no-graph", type = "flag", desc = "launch eagerly instead of replaying a CUDA graph" },
   { name = "timer", type = "string", choices = { "cupti", "events" }, desc = "clock to report" },
-  { name = "gate", type = "flag", desc = "exit 3 when any case is slow or wrong" },
+  { name = "gate", type = "flag", desc = "exit 3 when any case is slow, wrong, failed or timed out" },
   { name = "gate-rho", type = "number", desc = "mark verified cases under this rho slow", validate = nonneg },
   { name = "gate-elib", type = "number", desc = "mark verified cases under this E_lib slow", validate = nonneg },
+  { name = "case-timeout", type = "number", metavar = "S", desc = "seconds a case may take (per implementation, plus --timeout) before its worker is killed (default 60)", validate = positive },
+  { name = "shard", type = "string", metavar = "K/N", desc = "run only the K-th of N deterministic shards of the work items", validate = shard_ok },
+  { name = "resume", type = "string", metavar = "RUN-ID", desc = "continue an interrupted run: skip what its journal holds", validate = run_id_ok },
+  { name = "no-isolate", type = "flag", desc = "run cases in this process (debugging; a GPU fault ends the run)" },
   { name = "dry-run", type = "flag", desc = "print the cases that would run, run nothing" },
   { name = "quiet", type = "flag", desc = "no per-case lines" },
 }
 
 M.summary = "run operators or a campaign: verify, time, write results/<gpu>/csv"
-M.usage = "usage: tilebench run --operator A,B [options]\n\n" .. options.help(M.spec) .. "\n"
+M.usage = "usage: tilebench run [CAMPAIGN.lua] [--operator A,B] [options]\n"
+  .. "       tilebench run --resume RUN-ID [--gpu LABEL]\n\n"
+  .. "CAMPAIGN is a file or a name in campaigns/ (smoke, suite, tilebench-protocol); flags\n"
+  .. "override its fields. Exit status: 0 when every case ran (whatever its status), 3 with\n"
+  .. "--gate when a case is slow, wrong, failed or timed out, 2 for usage errors or no driver,\n"
+  .. "130 when interrupted (the resume command is printed).\n\n"
+  .. options.help(M.spec) .. "\n"
 
--- "1-3,7", "first", "last", "ends" -> predicate over (index, count).
-function M.case_filter(spec)
-  if spec == nil then return function() return true end end
-  if spec == "first" then return function(i) return i == 1 end end
-  if spec == "last" then return function(i, n) return i == n end end
-  if spec == "ends" then return function(i, n) return i == 1 or i == n end end
-  local ranges = {}
-  for part in spec:gmatch("[^,]+") do
-    local a, b = part:match("^(%d+)%-(%d+)$")
-    if a then
-      ranges[#ranges + 1] = { tonumber(a), tonumber(b) }
-    elseif part:match("^%d+$") then
-      ranges[#ranges + 1] = { tonumber(part), tonumber(part) }
-    else
-      options.usage_error("option --cases: bad case list '%s' (use e.g. 1-3,7 or first|last|ends)", spec)
-    end
-  end
-  return function(i)
-    for _, r in ipairs(ranges) do if i >= r[1] and i <= r[2] then return true end end
-    return false
-  end
+M.case_filter = function(spec)
+  local f, err = campaign.case_filter(spec)
+  if not f then options.usage_error("option --cases: %s", err) end
+  return f
 end
 
--- The timer protocol from the flags, over the operator config's benchmark block.
-function M.protocol(opts, config)
+-- The command line's protocol fields (only those given).
+function M.protocol_overrides(opts)
   local p = {}
-  local b = config and config.benchmark or {}
-  if b.use_cuda_graph ~= nil then p.graph = b.use_cuda_graph end
-  if b.flush_l2 ~= nil then p.flush = b.flush_l2 end
-  if opts.warmup or opts["repeat"] then
-    p.mode = "fixed"
-    p.warmup = opts.warmup or b.warmup or 20
-    p["repeat"] = opts["repeat"] or b["repeat"] or 100
-  end
-  if opts["max-noise"] then p.max_noise = opts["max-noise"] end
+  if opts.warmup then p.warmup = opts.warmup end
+  if opts["repeat"] then p["repeat"] = opts["repeat"] end
+  if opts.warmup or opts["repeat"] then p.mode = "fixed" end
+  if opts["max-noise"] then p.max_noise = opts["max-noise"]; p.mode = p.mode or "adaptive" end
   if opts["min-time"] then p.min_time = opts["min-time"] end
   if opts.timeout then p.timeout = opts.timeout end
   if opts["no-flush"] then p.flush = false end
@@ -78,14 +80,19 @@ function M.protocol(opts, config)
   return p
 end
 
+-- Kept for callers of the first version: the protocol of an operator config under the flags.
+function M.protocol(opts, config)
+  return campaign.protocol_for({ config = config }, { protocol = M.protocol_overrides(opts) })
+end
+
 -- Results go under ./results (or $TILEBENCH_RESULTS_DIR).
 function M.results_root()
   local env = os.getenv("TILEBENCH_RESULTS_DIR")
   return (env and env ~= "") and env or "results"
 end
 
-local function default_label()
-  local name = require("tb.device").props().name or "gpu"
+local function label_from_device(dev)
+  local name = (dev and dev.name) or "gpu"
   local label = name:gsub("^NVIDIA ", ""):gsub("[^A-Za-z0-9._+-]+", "-")
   return label ~= "" and label or "gpu"
 end
@@ -94,104 +101,255 @@ local function fmt_params(p)
   return require("tilebench.results").params_string(p)
 end
 
+-- A campaign argument: a file, or a name in <TILEBENCH_HOME>/campaigns.
+local function find_campaign(arg)
+  local lfs = require("lfs")
+  for _, p in ipairs({ arg, TILEBENCH_HOME .. "/campaigns/" .. arg, TILEBENCH_HOME .. "/campaigns/" .. arg .. ".lua" }) do
+    if lfs.attributes(p, "mode") == "file" then return p end
+  end
+  options.usage_error("run: no campaign file '%s' (nor campaigns/%s.lua)", arg, arg)
+end
+
+local function overrides_from(opts)
+  local o = { operators = opts.operator, dtypes = opts.dtype, impls = opts.impl, cases = opts.cases,
+              case_timeout = opts["case-timeout"], gate_exit = opts.gate or nil,
+              protocol = M.protocol_overrides(opts) }
+  if opts.autotune then opts.mode = "autotune" end
+  if opts.mode then o.modes = { opts.mode } end
+  if opts["gate-rho"] or opts["gate-elib"] then o.gate = { rho = opts["gate-rho"], elib = opts["gate-elib"] } end
+  if opts.cases then M.case_filter(opts.cases) end
+  return o
+end
+
+-- Everything planning needs, from parsed options: settings, the items, the per-operator plan.
+local function plan_run(opts, pos)
+  if #pos > 1 then options.usage_error("run: unexpected argument '%s'", pos[2]) end
+  local c
+  if pos[1] then
+    local ok, loaded = pcall(campaign.load, find_campaign(pos[1]))
+    if not ok then
+      if options.is_usage_error(loaded) then error(loaded, 0) end
+      options.usage_error("%s", tostring(loaded))
+    end
+    c = loaded
+  elseif not opts.operator then
+    options.usage_error("run: give a campaign (e.g. 'tilebench run smoke') or --operator NAME")
+  end
+  local settings = campaign.settings(c, overrides_from(opts))
+  local ok, items = pcall(campaign.plan_items, settings)
+  if not ok then
+    if options.is_usage_error(items) then error(items, 0) end
+    options.usage_error("run: %s", tostring(items))
+  end
+  if opts.shard then items = campaign.shard(items, campaign.parse_shard(opts.shard)) end
+  local opmod = require("tilebench.operator")
+  local plan, order = {}, {}
+  for _, it in ipairs(items) do
+    if not plan[it.operator] then
+      local op = opmod.load(it.operator)
+      local cases = {}
+      for _, d in ipairs(campaign.dtypes_of(op)) do cases[d] = campaign.cases_of(op, d) end
+      plan[it.operator] = { impls = it.impls, dtypes = campaign.dtypes_of(op), cases = cases,
+                            category = op.category, count = 0 }
+      order[#order + 1] = it.operator
+    end
+    plan[it.operator].count = plan[it.operator].count + 1
+  end
+  return settings, items, plan, order
+end
+
+local function print_dry_run(items, plan, order)
+  for _, name in ipairs(order) do
+    local p = plan[name]
+    io.write(string.format("%s (%s): %d cases, implementations %s\n", name, p.category or "?", p.count,
+      table.concat(p.impls, ",")))
+    for _, it in ipairs(items) do
+      if it.operator == name then
+        io.write(string.format("  %-8s %-9s #%-3d %s\n", it.mode, it.dtype, it.case_index, fmt_params(it._case.params)))
+      end
+    end
+  end
+  io.write(string.format("%d work items\n", #items))
+end
+
+local function find_run_dir(root, id, label)
+  local lfs = require("lfs")
+  if label then
+    local d = string.format("%s/%s/runs/%s", root, label, id)
+    if lfs.attributes(d, "mode") == "directory" then return d, label end
+    options.usage_error("option --resume: no run '%s' under %s/%s/runs", id, root, label)
+  end
+  if lfs.attributes(root, "mode") == "directory" then
+    for gpu in lfs.dir(root) do
+      local d = string.format("%s/%s/runs/%s", root, gpu, id)
+      if gpu:sub(1, 1) ~= "." and lfs.attributes(d, "mode") == "directory" then return d, gpu end
+    end
+  end
+  options.usage_error("option --resume: no run '%s' under %s/*/runs", id, root)
+end
+
+local ROW_FMT = "  %-30s %-9s %-8s %12s %10s %8s  %s%s"
+
+local function row_line(r)
+  return string.format(ROW_FMT, fmt_params(r.params), r.dtype, r.impl,
+    r.ms and string.format("%.5f", r.ms) or "-", r.gbs and string.format("%.1f", r.gbs) or "-",
+    r.rho and string.format("%.3f", r.rho) or "-", r.status or "?",
+    r.reason and ("  (" .. tostring(r.reason):gsub("\n.*", "") .. ")") or "")
+end
+
 function M.run(args)
   local opts, pos = options.parse(args, M.spec, "run")
-  if #pos > 0 then options.usage_error("run: unexpected argument '%s'", pos[1]) end
-  if not opts.operator then options.usage_error("run: --operator is required (e.g. --operator vector_add)") end
-  if opts.autotune then opts.mode = "autotune" end
-  local opmod = require("tilebench.operator")
-  local runner = require("tilebench.runner")
-  local filter = M.case_filter(opts.cases)
-
-  -- Resolve every operator and its items first: bad names fail before any GPU work.
-  local plans = {}
-  for _, name in ipairs(opts.operator) do
-    local op = opmod.load(name)
-    local dtypes = opts.dtype or opmod.dtypes(op)
-    local known = {}
-    for _, d in ipairs(opmod.dtypes(op)) do known[d] = true end
-    local items = {}
-    for _, dt in ipairs(dtypes) do
-      if not known[dt] then
-        options.usage_error("option --dtype: operator %s has no dtype '%s' (has %s)", name, dt,
-          table.concat(opmod.dtypes(op), ", "))
-      end
-      local cases = opmod.cases_of(op, dt)
-      for i, c in ipairs(cases) do
-        if filter(i, #cases) then
-          items[#items + 1] = { operator = name, mode = opts.mode, dtype = dt, case_index = i,
-                                impls = opts.impl, case = c }
-        end
+  local root = M.results_root()
+  local run_id, run_dir, label, resumed
+  local stored_args = args
+  if opts.resume then
+    local allowed = { resume = true, gpu = true, quiet = true, ["no-isolate"] = true }
+    for k in pairs(opts) do
+      if not allowed[k] then
+        options.usage_error("option --resume: the run's own options are used; only --gpu, --quiet and --no-isolate may be added (got --%s)", k)
       end
     end
-    plans[#plans + 1] = { op = op, items = items }
+    if #pos > 0 then options.usage_error("option --resume: unexpected argument '%s'", pos[1]) end
+    run_dir, label = find_run_dir(root, opts.resume, opts.gpu)
+    local fh = io.open(run_dir .. "/run.json", "rb")
+    if not fh then options.usage_error("option --resume: %s/run.json is missing", run_dir) end
+    local rec = journal.decode(fh:read("a"))
+    fh:close()
+    if type(rec) ~= "table" or type(rec.args) ~= "table" then
+      options.usage_error("option --resume: %s/run.json is unreadable", run_dir)
+    end
+    stored_args = rec.args
+    local quiet, noiso = opts.quiet, opts["no-isolate"]
+    opts, pos = options.parse(rec.args, M.spec, "run")
+    opts.quiet, opts["no-isolate"] = opts.quiet or quiet, opts["no-isolate"] or noiso
+    run_id, label, resumed = rec.run_id, rec.label or label, true
   end
 
+  local settings, items, plan, order = plan_run(opts, pos)
   if opts["dry-run"] then
-    for _, p in ipairs(plans) do
-      io.write(string.format("%s (%s): %d cases, implementations %s\n", p.op.name, opts.mode, #p.items,
-        table.concat(opts.impl or p.op.impls, ",")))
-      for _, it in ipairs(p.items) do
-        io.write(string.format("  %-9s #%-3d %s\n", it.dtype, it.case_index, fmt_params(it.case.params)))
-      end
-    end
+    print_dry_run(items, plan, order)
     return 0
   end
+  if #items == 0 then options.usage_error("run: nothing to run (no case matches)") end
 
-  local device = require("tb.device")
-  if opts.device then device.select(opts.device) end
-  local label = opts.gpu or default_label()
+  -- The executor: worker processes unless --no-isolate. Its hello tells the device, so the
+  -- parent learns the label without touching the GPU itself.
+  local limit_of = function(item, nimpls)
+    return (settings.case_timeout + ((item.protocol and item.protocol.timeout) or 0)) * math.max(1, nimpls)
+  end
+  local log_fh
+  local executor
+  local function log(text) if log_fh then log_fh:write(text); log_fh:flush() end end
+  local progress
+  local function event(text) if progress then progress:line("  ! " .. text) end end
+  if opts["no-isolate"] then
+    executor = require("tilebench.worker").in_process({ device = opts.device, runner = os.getenv("TILEBENCH_RUNNER") })
+  else
+    executor = require("tilebench.worker").isolated({ device = opts.device, limit = limit_of, log = log,
+      on_event = event, runner = os.getenv("TILEBENCH_RUNNER") })
+  end
+  local hello = executor:hello()
+  label = label or opts.gpu or label_from_device(hello.device)
+
+  if not resumed then run_id = campaign.new_run_id() end
+  run_dir = run_dir or string.format("%s/%s/runs/%s", root, label, run_id)
+  campaign.mkdirs(run_dir)
+  log_fh = io.open(run_dir .. "/worker.log", "ab")
+  if not resumed then
+    local ok, err = sys.write_atomic(run_dir .. "/run.json", journal.encode({ run_id = run_id, label = label,
+      args = stored_args, created = sys.iso_time() }) .. "\n")
+    if not ok then error(err, 0) end
+  end
+  local provenance = require("tilebench.provenance")
+  local record = provenance.collect({ argv = arg and { [0] = arg[0], table.unpack(arg) } or stored_args,
+    campaign = settings, run_id = run_id, worker = hello, label = label, shard = opts.shard,
+    isolated = not opts["no-isolate"] })
+  provenance.write(run_dir .. (resumed and "/provenance-resume-" .. os.date("!%Y%m%dT%H%M%SZ") .. ".json"
+    or "/provenance.json"), record)
+
   local peaks_ok, peaks = pcall(function() return require("tilebench.peaks").load(label) end)
   if not peaks_ok then
     io.stderr:write("tilebench: ", tostring(peaks), " (rho is left empty)\n")
     peaks = nil
   end
-  local gate = nil
-  if opts["gate-rho"] or opts["gate-elib"] then gate = { rho = opts["gate-rho"], elib = opts["gate-elib"] } end
+  for _, it in ipairs(items) do it.peaks, it.gpu = peaks, label end
 
-  local bad = 0
-  for _, p in ipairs(plans) do
-    local rows = {}
-    local protocol = M.protocol(opts, p.op.config)
-    io.write(string.format("%s  %s  mode %s  gpu %s\n", p.op.name, p.op.category, opts.mode, label))
-    io.write(string.format("  %-30s %-9s %-8s %12s %10s %8s  %s\n", "params", "dtype", "impl", "ms", "GB/s", "rho", "status"))
-    for _, it in ipairs(p.items) do
-      it.protocol, it.gate, it.peaks, it.case = protocol, gate, peaks, nil
-      local ok, out = pcall(runner.run_item, it)
-      if not ok then
-        out = {}
-        for _, impl in ipairs(opts.impl or p.op.impls) do
-          out[#out + 1] = { operator = p.op.name, mode = opts.mode, dtype = it.dtype, case_index = it.case_index,
-                            params = opmod.cases_of(p.op, it.dtype)[it.case_index].params, impl = impl,
-                            status = "failed", reason = tostring(out) }
-        end
+  -- Skip what the journal holds; an item partly done runs its remaining implementations.
+  local jpath = run_dir .. "/journal.jsonl"
+  local todo = items
+  if resumed then
+    local _, done_rows, problems = journal.read(jpath)
+    for _, p in ipairs(problems or {}) do io.stderr:write("tilebench: ", p, "\n") end
+    local done = journal.done_set(done_rows or {})
+    todo = {}
+    for _, it in ipairs(items) do
+      local rest = {}
+      for _, impl in ipairs(it.impls) do
+        if not done[journal.key({ operator = it.operator, mode = it.mode, dtype = it.dtype,
+                                  case_index = it.case_index, impl = impl })] then rest[#rest + 1] = impl end
       end
-      for _, r in ipairs(out) do
-        rows[#rows + 1] = r
-        if r.status == "wrong" or r.status == "slow" or r.status == "failed" or r.status == "timeout" then bad = bad + 1 end
-        if not opts.quiet then
-          io.write(string.format("  %-30s %-9s %-8s %12s %10s %8s  %s%s\n", fmt_params(r.params), r.dtype, r.impl,
-            r.ms and string.format("%.5f", r.ms) or "-", r.gbs and string.format("%.1f", r.gbs) or "-",
-            r.rho and string.format("%.3f", r.rho) or "-", r.status or "?",
-            r.reason and ("  (" .. r.reason:gsub("\n.*", "") .. ")") or ""))
-          io.stdout:flush()
-        end
-      end
-      if out[1] and out[1].fatal then
-        io.stderr:write("tilebench: the GPU context is unusable after a fault; stopping "
-          .. "(campaign runs isolate cases in worker processes)\n")
-        local dir = string.format("%s/%s/csv", M.results_root(), label)
-        require("tilebench.results").write_csv(dir, p.op.name, opts.mode, rows, opts.impl or p.op.impls)
-        return 1
+      if #rest > 0 then
+        local copy = {}
+        for k, v in pairs(it) do copy[k] = v end
+        copy.impls = rest
+        todo[#todo + 1] = copy
       end
     end
-    local rank = {}
-    for i, d in ipairs(opmod.dtypes(p.op)) do rank[d] = i end
-    local dir = string.format("%s/%s/csv", M.results_root(), label)
-    local path = require("tilebench.results").write_csv(dir, p.op.name, opts.mode, rows, opts.impl or p.op.impls, rank)
-    io.write(string.format("wrote %s\n", path))
   end
-  if opts.gate and bad > 0 then return 3 end
+  local jnl <close> = journal.open(jpath, { run_id = run_id, label = label })
+
+  io.write(string.format("run %s%s: %s, %d cases%s, %s on %s (%s)\n", run_id, resumed and " (resumed)" or "",
+    settings.name or table.concat(order, ","), #items,
+    resumed and string.format(" (%d left)", #todo) or "", label, hello.device and hello.device.name or "?",
+    opts["no-isolate"] and "in-process" or "isolated workers"))
+  io.write(string.format("  results: %s\n", run_dir))
+  io.stdout:flush()
+
+  progress = require("tilebench.progress").new({ total = #todo })
+  local current_op
+  sys.catch_interrupts()
+  local ok, summary = pcall(campaign.execute, todo, executor, jnl, {
+    metrics = settings.metrics,
+    interrupted = function() return sys.interrupted() or executor.fatal end,
+    on_item_start = function(it)
+      local key = it.operator .. " " .. it.mode
+      local first = key ~= current_op
+      current_op = key
+      progress:start(it)
+      if first and not opts.quiet then
+        progress:line(string.format("%s  %s  mode %s  gpu %s", it.operator, it._category or "?", it.mode, label))
+        progress:line(string.format("  %-30s %-9s %-8s %12s %10s %8s  %s", "params", "dtype", "impl", "ms", "GB/s", "rho", "status"))
+      end
+    end,
+    on_rows = function(it, rows)
+      if not opts.quiet then for _, r in ipairs(rows) do progress:line(row_line(r)) end end
+      progress:finish(it, rows)
+    end,
+  })
+  sys.release_interrupts()
+  progress:close()
+  executor:close()
+  if log_fh then log_fh:close() end
+  if not ok then error(summary, 0) end
+
+  -- Outputs from the whole journal: the same files whether or not the run was interrupted.
+  local _, all_rows = journal.read(jpath)
+  local written = campaign.write_outputs(run_dir, string.format("%s/%s/csv", root, label), all_rows or {},
+    plan, run_id)
+  for _, path in ipairs(written) do io.write(string.format("wrote %s\n", path)) end
+
+  local bad = 0
+  for _, r in ipairs(journal.latest(all_rows or {})) do if campaign.BAD[r.status] then bad = bad + 1 end end
+  if summary.interrupted then
+    local left = #todo - summary.done
+    io.write(string.format("stopped (%s): %d of %d cases done, %d left\n", summary.interrupted,
+      summary.done, #todo, left))
+    io.write(string.format("resume with: tilebench run --resume %s --gpu %s\n", run_id, label))
+    return executor.fatal and 1 or 130
+  end
+  io.write(string.format("run %s finished: %d cases; %d rows slow, wrong, failed or timed out\n", run_id,
+    #todo, bad))
+  if settings.gate_exit and bad > 0 then return 3 end
   return 0
 end
 

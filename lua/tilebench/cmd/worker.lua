@@ -1,0 +1,91 @@
+-- cmd/worker.lua: `tilebench worker`, the child process a campaign runs its cases in. Reads
+-- one JSON request per line on stdin, answers one JSON line per request on stdout (nothing else
+-- ever reaches stdout: descriptor 1 is pointed at stderr, where logs go), and exits after a
+-- case that left the GPU context unusable, so the parent starts a fresh worker.
+--
+-- Requests and answers (one line each):
+--   {"hello": true}         -> {"hello": {pid, versions = {...}, device = {...}}} or
+--                              {"hello": {pid, error = "no CUDA driver found ..."}}
+--   {"item": ITEM}          -> {"rows": [ROW, ...]}   (runner.run_item's rows)
+--                           or {"error": "message with traceback"} when run_item raised
+local options = require("tilebench.options")
+local journal = require("tilebench.journal")
+local sys = require("tb.sys")
+
+local M = {}
+
+M.spec = {
+  { name = "device", type = "integer", metavar = "N", desc = "CUDA device ordinal" },
+  { name = "runner", type = "string", metavar = "MODULE",
+    desc = "Lua module providing run_item(item) (tests use a stand-in; default tilebench.runner)" },
+}
+M.summary = "run work items read from stdin in this process (started by 'run')"
+M.usage = "usage: tilebench worker [options] < items.jsonl\n\n" .. options.help(M.spec) .. "\n"
+
+-- What the parent records in provenance.json: each part on its own, errors kept as text.
+function M.describe(device_index)
+  local info = { pid = sys.getpid() }
+  local ok, device = pcall(require, "tb.device")
+  if not ok then
+    info.error = tostring(device)
+    return info
+  end
+  if device_index then
+    local oks, err = pcall(device.select, device_index)
+    if not oks then info.error = tostring(err) return info end
+  end
+  local okv, versions = pcall(device.versions)
+  if okv then info.versions = versions else info.versions_error = tostring(versions) end
+  local okp, props = pcall(device.props)
+  if okp then info.device = props else info.error = tostring(props) end
+  return info
+end
+
+function M.run(args)
+  local opts, pos = options.parse(args, M.spec, "worker")
+  if #pos > 0 then options.usage_error("worker: unexpected argument '%s'", pos[1]) end
+  local out = sys.claim_stdout()
+  local runner = require(opts.runner or "tilebench.runner")
+  local selected = false
+
+  local function reply(msg)
+    out:write(journal.encode(msg), "\n")
+    out:flush()
+  end
+
+  for line in io.stdin:lines() do
+    if line ~= "" then
+      local msg, err = journal.decode(line)
+      if type(msg) ~= "table" then
+        reply({ error = "worker: unreadable request: " .. tostring(err) })
+      elseif msg.hello then
+        local info = runner.describe and runner.describe() or M.describe(not selected and opts.device or nil)
+        selected = true
+        reply({ hello = info })
+      elseif type(msg.item) == "table" then
+        if opts.device and not selected then
+          require("tb.device").select(opts.device)
+          selected = true
+        end
+        local ok, rows = xpcall(runner.run_item, debug.traceback, msg.item)
+        if ok then
+          reply({ rows = rows })
+          for _, r in ipairs(rows) do
+            if r.fatal then
+              io.stderr:write("worker: the GPU context is unusable after ", tostring(r.impl),
+                " (", (tostring(r.reason):gsub("\n.*", "")), "); exiting\n")
+              return 0
+            end
+          end
+        else
+          reply({ error = tostring(rows) })
+        end
+      else
+        reply({ error = "worker: request is neither hello nor item" })
+      end
+    end
+  end
+  return 0
+end
+
+return M

@@ -1,0 +1,154 @@
+-- journal.lua: the run's journal, runs/<run-id>/journal.jsonl: one JSON line per finished
+-- (operator, mode, dtype, case, implementation), flushed and fsynced before the next case
+-- starts, so a run killed at any moment loses at most the case in flight. Also the JSON codec
+-- the worker protocol and the run's files share (valid JSON: NaN and infinities become strings).
+local cjson = require("cjson").new()
+local sys = require("tb.sys")
+
+cjson.encode_sparse_array(true)
+cjson.encode_number_precision(14) -- lua-cjson's maximum
+
+local M = {}
+
+local NONFINITE = { [math.huge] = "Infinity", [-math.huge] = "-Infinity" }
+
+-- A copy of v that JSON can hold: NaN and infinities as strings, functions and userdata as
+-- their tostring, cycles refused.
+local function sanitize(v, seen)
+  local t = type(v)
+  if t == "number" then
+    if v ~= v then return "NaN" end
+    return NONFINITE[v] or v
+  elseif t == "table" then
+    if seen[v] then error("journal: cannot encode a table that contains itself", 0) end
+    seen[v] = true
+    local out = {}
+    for k, x in pairs(v) do
+      local kk = type(k) == "number" and k or tostring(k)
+      out[kk] = sanitize(x, seen)
+    end
+    seen[v] = nil
+    return out
+  elseif t == "string" or t == "boolean" or t == "nil" then
+    return v
+  end
+  return tostring(v)
+end
+
+-- cjson reads every number as a float; integral values come back as integers, so case
+-- indices, sizes and counts print as they were written.
+local function normalize(v)
+  if type(v) == "table" then
+    for k, x in pairs(v) do v[k] = normalize(x) end
+    return v
+  elseif math.type(v) == "float" then
+    local i = math.tointeger(v)
+    if i ~= nil and math.abs(v) < 2 ^ 53 then return i end
+  elseif v == cjson.null then
+    return nil
+  end
+  return v
+end
+
+function M.encode(v) return cjson.encode(sanitize(v, {})) end
+
+-- Decodes one JSON text; returns value or nil, message.
+function M.decode(s)
+  local ok, v = pcall(cjson.decode, s)
+  if not ok then return nil, tostring(v) end
+  return normalize(v)
+end
+
+-- The identity of a journal entry.
+function M.key(row)
+  return string.format("%s|%s|%s|%s|%s", row.operator, row.mode or "default", row.dtype,
+    tostring(row.case_index), row.impl)
+end
+
+local Journal = {}
+Journal.__index = Journal
+
+-- Opens path for appending (creating it). A header table, when given and the file is new,
+-- becomes the first line ({journal = 1, ...}).
+function M.open(path, header)
+  local exists = io.open(path, "rb")
+  local fresh = exists == nil
+  if exists then exists:close() end
+  local fh, err = io.open(path, "ab")
+  if not fh then error(string.format("journal: cannot open %s: %s", path, err), 0) end
+  local j = setmetatable({ path = path, fh = fh }, Journal)
+  if fresh and header then
+    local h = {}
+    for k, v in pairs(header) do h[k] = v end
+    h.journal = 1
+    j:_write_line(M.encode(h))
+    j:sync()
+  end
+  return j
+end
+
+function Journal:_write_line(s)
+  local ok, err = self.fh:write(s, "\n")
+  if not ok then error(string.format("journal: write %s: %s", self.path, err), 0) end
+end
+
+-- Appends rows and makes them durable (flush + fsync) before returning.
+function Journal:append(rows)
+  for _, r in ipairs(rows) do self:_write_line(M.encode(r)) end
+  self:sync()
+end
+
+function Journal:sync()
+  local ok, err = sys.fsync(self.fh)
+  if not ok then error(string.format("journal: %s", err), 0) end
+end
+
+function Journal:close()
+  if self.fh then self.fh:close() end
+  self.fh = nil
+end
+Journal.__close = Journal.close
+
+-- Reads a journal: header (or nil), rows in order, and a list of problems (a line cut short by
+-- a kill is expected only at the end; it is reported and skipped, never guessed at).
+function M.read(path)
+  local fh, err = io.open(path, "rb")
+  if not fh then return nil, nil, { string.format("cannot open %s: %s", path, err) } end
+  local header, rows, problems = nil, {}, {}
+  local n = 0
+  for line in fh:lines() do
+    n = n + 1
+    if line ~= "" then
+      local v, derr = M.decode(line)
+      if type(v) ~= "table" then
+        problems[#problems + 1] = string.format("%s:%d: unreadable line skipped (%s)", path, n,
+          derr or "not an object")
+      elseif v.journal then
+        header = header or v
+      else
+        rows[#rows + 1] = v
+      end
+    end
+  end
+  fh:close()
+  return header, rows, problems
+end
+
+-- The last entry per key, in first-seen order.
+function M.latest(rows)
+  local pos, out = {}, {}
+  for _, r in ipairs(rows) do
+    local k = M.key(r)
+    if pos[k] then out[pos[k]] = r else out[#out + 1] = r; pos[k] = #out end
+  end
+  return out
+end
+
+-- Set of keys the rows hold.
+function M.done_set(rows)
+  local s = {}
+  for _, r in ipairs(rows) do s[M.key(r)] = true end
+  return s
+end
+
+return M

@@ -1,0 +1,227 @@
+-- worker.lua: the campaign side of crash isolation. Runs each work item in a `tilebench worker`
+-- child (this same binary), waits for its answer under a time limit, and turns a crash (signal,
+-- early exit) or a hang into rows with status failed/timeout while a fresh worker continues.
+-- The parent never initialises the GPU; the in-process executor (--no-isolate) is for debugging.
+local journal = require("tilebench.journal")
+local campaign = require("tilebench.campaign")
+local sys = require("tb.sys")
+
+local M = {}
+
+M.HELLO_TIMEOUT = 120 -- seconds for a fresh worker to initialise the driver and answer
+
+local function last_line(text)
+  local last
+  for l in (text or ""):gmatch("[^\n]+") do if l:match("%S") then last = l end end
+  return last
+end
+
+-- ---- isolated: one worker process at a time --------------------------------------------------
+local Pool = {}
+Pool.__index = Pool
+
+-- opts: exe (default this binary), device, runner (module name, for tests), env, log(text) for
+-- the workers' stderr, limit(item, nimpls) -> seconds, on_event(text) for crashes and restarts.
+function M.isolated(opts)
+  opts = opts or {}
+  return setmetatable({ opts = opts, proc = nil, started = 0, info = nil }, Pool)
+end
+
+function Pool:_argv()
+  local argv = { self.opts.exe or sys.exe(), "worker" }
+  if self.opts.device then argv[#argv + 1] = "--device"; argv[#argv + 1] = tostring(self.opts.device) end
+  if self.opts.runner then argv[#argv + 1] = "--runner"; argv[#argv + 1] = self.opts.runner end
+  return argv
+end
+
+function Pool:_event(text)
+  if self.opts.on_event then self.opts.on_event(text) end
+end
+
+function Pool:_forward_stderr()
+  if self.proc and self.opts.log then
+    local text = self.proc:take_stderr()
+    if text ~= "" then self.opts.log(text) end
+  end
+end
+
+-- Ends the current worker: closes its stdin, gives it a moment, then kills it. Returns how it
+-- ended ("exit", code | "signal", name) and its last stderr lines.
+function Pool:_retire(grace)
+  local p = self.proc
+  if not p then return nil end
+  self.proc = nil
+  p:close_stdin()
+  local kind, val = p:wait(grace or 2)
+  if not kind then
+    p:kill("KILL")
+    kind, val = p:wait()
+  end
+  local tail = p:stderr_tail(12)
+  if self.opts.log then
+    local text = p:take_stderr()
+    if text ~= "" then self.opts.log(text) end
+  end
+  p:close()
+  return kind, val, tail
+end
+
+-- Starts a worker and checks it answers; raises when it cannot (no driver: the run cannot go on).
+function Pool:_start()
+  local p = sys.spawn(self:_argv(), { env = self.opts.env, stderr = "pipe" })
+  self.proc = p
+  self.started = self.started + 1
+  p:write(journal.encode({ hello = true }) .. "\n")
+  local line, why = p:read_line(M.HELLO_TIMEOUT)
+  self:_forward_stderr()
+  local msg = line and journal.decode(line)
+  if type(msg) ~= "table" or type(msg.hello) ~= "table" then
+    local kind, val, tail = self:_retire(0.5)
+    error(string.format("worker did not start (%s%s)%s", why or "bad answer",
+      kind and string.format(", %s %s", kind, tostring(val)) or "",
+      tail ~= "" and (":\n" .. tail) or ""), 0)
+  end
+  if msg.hello.error then
+    self:_retire(0.5)
+    error(msg.hello.error, 0)
+  end
+  self.info = self.info or msg.hello
+  return msg.hello
+end
+
+-- The first worker's description (versions, device), starting one if needed.
+function Pool:hello()
+  if not self.info then self:_start() end
+  return self.info
+end
+
+-- One attempt at item restricted to impls. Returns {rows=} | {error=} | {crash=status, reason=}.
+function Pool:_attempt(item, impls)
+  if not self.proc then self:_start() end
+  local limit = self.opts.limit and self.opts.limit(item, #impls) or 60 * #impls
+  local wire = journal.encode({ item = campaign.wire_item(item, { impls = impls }) }) .. "\n"
+  local ok = self.proc:write(wire)
+  if not ok then -- it died between items: one fresh start, then report what happens
+    self:_retire(0.5)
+    self:_start()
+    self.proc:write(wire)
+  end
+  local line, why = self.proc:read_line(limit)
+  self:_forward_stderr()
+  if line then
+    local msg, err = journal.decode(line)
+    if type(msg) == "table" and type(msg.rows) == "table" then return { rows = msg.rows } end
+    if type(msg) == "table" and msg.error then return { error = tostring(msg.error) } end
+    local _, _, tail = self:_retire(0.5)
+    return { crash = "failed", reason = "worker sent an unreadable answer (" .. tostring(err) .. ")", tail = tail }
+  end
+  if why == "timeout" then
+    local _, _, tail = self:_retire(0) -- no grace: it is hung
+    self:_event(string.format("%s %s #%d: no result within %g s; worker killed%s", item.operator,
+      item.dtype, item.case_index, limit, #impls > 1 and "; re-running each implementation alone" or ""))
+    return { crash = "timeout", tail = tail,
+             reason = string.format("no result within the time limit (%g s); worker killed", limit) }
+  end
+  local kind, val, tail = self:_retire(5)
+  local how = kind == "signal" and ("killed by " .. tostring(val))
+    or string.format("exited with status %s", tostring(val))
+  local last = last_line(tail)
+  self:_event(string.format("%s %s #%d: worker %s%s", item.operator, item.dtype, item.case_index, how,
+    #impls > 1 and "; re-running each implementation alone" or ""))
+  return { crash = "failed", tail = tail,
+           reason = "worker " .. how .. (last and ("; last stderr: " .. last) or "") }
+end
+
+-- Runs item; always returns one row per implementation of item.impls, in that order.
+-- A crash with several implementations pending re-runs each alone in a fresh worker, so one
+-- broken implementation cannot take its neighbours' results with it; implementations skipped
+-- because an earlier one left the context unusable are re-run the same way.
+function Pool:run(item)
+  local final = {}
+  local queue = { item.impls }
+  while #queue > 0 do
+    local group = table.remove(queue, 1)
+    local res = self:_attempt(item, group)
+    if res.rows then
+      local fatal, rerun = false, {}
+      for _, r in ipairs(res.rows) do
+        if r.fatal then fatal = true end
+        if fatal and not r.fatal and r.status == "skipped" and #group > 1 then
+          rerun[#rerun + 1] = r.impl
+        elseif r.impl then
+          final[r.impl] = r
+        end
+      end
+      if fatal then
+        self:_retire(5)
+        self:_event(string.format("%s %s #%d: GPU context lost; fresh worker", item.operator, item.dtype,
+          item.case_index))
+      end
+      local again = {}
+      for _, impl in ipairs(rerun) do again[impl] = true end
+      if #rerun > 0 then queue[#queue + 1] = rerun end
+      for _, impl in ipairs(group) do
+        if not final[impl] and not again[impl] then
+          final[impl] = campaign.synthetic_row(item, impl, "failed", "the worker returned no row for it")
+        end
+      end
+    elseif res.error then
+      for _, impl in ipairs(group) do
+        final[impl] = campaign.synthetic_row(item, impl, "failed", res.error)
+      end
+    elseif #group > 1 then
+      for _, impl in ipairs(group) do queue[#queue + 1] = { impl } end
+    else
+      local r = campaign.synthetic_row(item, group[1], res.crash, res.reason)
+      r.worker_stderr = res.tail
+      final[group[1]] = r
+    end
+  end
+  local rows = {}
+  for _, impl in ipairs(item.impls) do rows[#rows + 1] = final[impl] end
+  return rows
+end
+
+function Pool:close()
+  self:_retire(2)
+end
+Pool.__close = Pool.close
+Pool.__gc = Pool.close
+
+-- ---- in-process (--no-isolate) ---------------------------------------------------------------
+local InProcess = {}
+InProcess.__index = InProcess
+
+function M.in_process(opts)
+  return setmetatable({ opts = opts or {}, fatal = nil }, InProcess)
+end
+
+function InProcess:hello()
+  if not self.info then
+    local runner = require(self.opts.runner or "tilebench.runner")
+    local info = runner.describe and runner.describe() or require("tilebench.cmd.worker").describe(self.opts.device)
+    if info.error then error(info.error, 0) end
+    self.info = info
+  end
+  return self.info
+end
+
+function InProcess:run(item)
+  local runner = require(self.opts.runner or "tilebench.runner")
+  local wire = campaign.wire_item(item)
+  local ok, rows = xpcall(runner.run_item, debug.traceback, wire)
+  if not ok then
+    local out = {}
+    for _, impl in ipairs(item.impls) do out[#out + 1] = campaign.synthetic_row(item, impl, "failed", tostring(rows)) end
+    return out
+  end
+  for _, r in ipairs(rows) do
+    if r.fatal then self.fatal = string.format("GPU context lost in %s %s #%d (%s)", item.operator,
+      item.dtype, item.case_index, r.impl) end
+  end
+  return rows
+end
+
+function InProcess:close() end
+
+return M
