@@ -1,0 +1,461 @@
+-- report.lua: one self-contained HTML page (inline CSS, inline SVG, no scripts, no fonts) from
+-- result tables: summary, speedup per category, roofline, latency and bandwidth against size per
+-- operator and dtype (a line per implementation), and the slow/failed cases with reasons.
+local svg = require("tilebench.svg")
+local stats = require("tilebench.stats")
+local resultset = require("tilebench.resultset")
+local aggregate = require("tilebench.aggregate")
+local categories = require("tilebench.categories")
+
+local M = {}
+
+local esc = svg.escape
+
+-- ---- work (flops, bytes) of a case ----------------------------------------------------------
+-- From raw run rows when we have them, else from the operator's config.yaml work formulas
+-- (operator folder on the search path). nil when neither knows the case.
+local function work_finder(raw_tables)
+  local from_raw = {}
+  for _, t in ipairs(raw_tables or {}) do
+    for _, c in ipairs(t.cases) do
+      for _, e in pairs(c.by_impl) do
+        if e.bytes or e.flops then
+          from_raw[t.operator .. "|" .. c.key] = {flops = e.flops, bytes = e.bytes}
+          break
+        end
+      end
+    end
+  end
+  local ops = {}
+  local function op_work(name)
+    if ops[name] ~= nil then return ops[name] end
+    ops[name] = false
+    local ok, opmod = pcall(require, "tilebench.operator")
+    if not ok then return false end
+    local okl, op = pcall(opmod.load, name)
+    if not okl then return false end
+    local okc, config = pcall(require, "tilebench.config")
+    if not okc or type(config.work) ~= "function" then return false end
+    local by_key = {}
+    for _, c in ipairs(op.cases or {}) do
+      -- TileBench's params name only the grid's own keys (case.id); ours may list them all
+      local dt = "|" .. resultset.normalize_dtype(c.dtype)
+      by_key[resultset.normalize_params(c.params) .. dt] = c
+      if c.id then by_key[resultset.normalize_params(c.id) .. dt] = by_key[resultset.normalize_params(c.id) .. dt] or c end
+    end
+    ops[name] = {op = op, config = config, by_key = by_key, cache = {}}
+    return ops[name]
+  end
+  return function(operator, case)
+    local w = from_raw[operator .. "|" .. case.key]
+    if w then return w.flops, w.bytes end
+    local ow = op_work(operator)
+    if not ow then return nil end
+    local hit = ow.cache[case.key]
+    if hit == nil then
+      hit = false
+      local c = ow.by_key[case.key]
+      if c then
+        local ok, flops, bytes = pcall(ow.config.work, ow.op.config, c)
+        if ok then hit = {flops = tonumber(flops), bytes = tonumber(bytes)} end
+      end
+      ow.cache[case.key] = hit
+    end
+    if hit then return hit.flops, hit.bytes end
+    return nil
+  end
+end
+
+-- ---- peaks ----------------------------------------------------------------------------------
+-- Ceilings from peaks/<gpu>.json (through tilebench.peaks when it loads, else read directly):
+-- {bandwidth = bytes/s or nil, compute = {{label, flops_per_s}...}}. Rates are taken in the
+-- units their key names (…_gbs / GB/s, …_tflops / TFLOP/s); plain numbers are SI per second.
+local function rate(v, unit_hint)
+  v = tonumber(v)
+  if not v or v <= 0 then return nil end
+  if unit_hint == "G" then return v * 1e9 elseif unit_hint == "T" then return v * 1e12 end
+  return v
+end
+
+local function hint_of(key)
+  key = key:lower()
+  if key:find("tflop") or key:find("tops") then return "T" end
+  if key:find("gbs") or key:find("gb_s") or key:find("gbps") or key:find("gb/s") then return "G" end
+  return nil
+end
+
+function M.ceilings(peaks)
+  if type(peaks) ~= "table" then return nil end
+  local out = {compute = {}}
+  -- bandwidth: the first key naming it
+  local function scan_bw(t)
+    for k, v in pairs(t) do
+      if type(k) == "string" and k:lower():find("bandwidth") then
+        if type(v) == "number" or tonumber(v) then
+          local h = hint_of(k)
+          local r = rate(v, h)
+          if r and not h and r < 1e8 then r = r * 1e9 end   -- a bare small number is GB/s
+          return r
+        elseif type(v) == "table" then
+          for k2, v2 in pairs(v) do
+            local h = hint_of(k2) or hint_of(k)
+            local r = rate(v2, h)
+            if r then if not h and r < 1e8 then r = r * 1e9 end return r end
+          end
+        end
+      end
+    end
+  end
+  out.bandwidth = scan_bw(peaks)
+  -- compute: top-level <dtype>_tflops numbers (peaks.lua's fp32_tflops: the vector FMA rate),
+  -- and tables named matrix/vector (or *_tflops maps) keyed by dtype
+  for k, v in pairs(peaks) do
+    local dt = type(k) == "string" and k:match("^(.-)_tflops$")
+    if dt and dt ~= "" and not dt:find("matrix") and not dt:find("vector") and tonumber(v) and tonumber(v) > 0 then
+      out.compute[#out.compute + 1] = {label = dt .. " vector", rate = tonumber(v) * 1e12, dtype = dt}
+    end
+  end
+  for k, v in pairs(peaks) do
+    if type(k) == "string" and type(v) == "table" and (k:find("matrix") or k:find("vector") or k:find("flops")) then
+      local kind = k:find("matrix") and "matrix" or (k:find("vector") and "vector" or k)
+      for dtype, x in pairs(v) do
+        if type(dtype) == "string" and dtype:find("fast_accum") then goto next_rate end
+        local h = hint_of(k) or (type(dtype) == "string" and hint_of(dtype)) or nil
+        local r = type(x) == "table" and (rate(x.tflops, "T") or rate(x.flops_per_s)) or rate(x, h)
+        if r and not h and type(x) ~= "table" and r < 1e7 then r = r * 1e12 end  -- a bare small number is TFLOP/s
+        if r then out.compute[#out.compute + 1] = {label = kind .. " " .. tostring(dtype), rate = r, dtype = tostring(dtype)} end
+        ::next_rate::
+      end
+    end
+  end
+  table.sort(out.compute, function(a, b) return a.rate > b.rate end)
+  if not out.bandwidth and #out.compute == 0 then return nil end
+  return out
+end
+
+-- M.load_peaks(label [, file]): an explicit file must load; peaks/<label>.json may be absent.
+function M.load_peaks(label, file)
+  if not file then
+    if not label then return nil end
+    local ok, peaks = pcall(function() return require("tilebench.peaks").load(label) end)
+    if ok and type(peaks) == "table" then return peaks end
+  end
+  local path = file or ("%s/peaks/%s.json"):format(TILEBENCH_HOME or ".", label)
+  local f, err = io.open(path, "rb")
+  if not f then
+    if file then error(("cannot read peaks file %s: %s"):format(file, err), 0) end
+    return nil
+  end
+  local text = f:read("a")
+  f:close()
+  local doc = require("cjson.safe").decode(text)
+  if type(doc) ~= "table" and file then error(("%s: not a JSON object"):format(file), 0) end
+  return type(doc) == "table" and doc or nil
+end
+
+-- ---- size axis ------------------------------------------------------------------------------
+-- The case parameter that varies across an operator's cases is its size axis; with several
+-- (or none), the bytes moved; failing that the case's position.
+local function size_axis(t)
+  local values = {}
+  for _, c in ipairs(t.cases) do
+    for k, v in pairs(c.values or {}) do
+      if type(v) == "number" then
+        values[k] = values[k] or {}
+        values[k][v] = true
+      end
+    end
+  end
+  local varying = {}
+  for k, set in pairs(values) do
+    local n = 0
+    for _ in pairs(set) do n = n + 1 end
+    if n > 1 then varying[#varying + 1] = k end
+  end
+  table.sort(varying)
+  if #varying == 1 then return varying[1] end
+  return nil, varying
+end
+
+local function ratio_wide(xs)
+  local lo, hi = math.huge, -math.huge
+  for _, x in ipairs(xs) do if x > 0 then lo, hi = math.min(lo, x), math.max(hi, x) end end
+  return lo < math.huge and hi / lo >= 8
+end
+
+-- ---- HTML -----------------------------------------------------------------------------------
+local CSS = [[
+body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:24px;color:#222;max-width:1400px}
+h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ccc}h3{font-size:15px;margin:20px 0 4px}
+table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
+th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}td.reason{text-align:left;max-width:600px}
+.charts{display:flex;flex-wrap:wrap;gap:8px}.note{color:#666;font-size:13px}
+svg.chart{background:#fff;border:1px solid #e4e4e4}
+svg .grid{stroke:#eee;stroke-width:1}svg .axis{stroke:#444;stroke-width:1}
+svg .tick{font-size:10px;fill:#444}svg .label{font-size:11px;fill:#222}svg .title{font-size:12px;font-weight:600;fill:#222}
+svg .legend{font-size:11px;fill:#222}svg path.series{stroke-width:1.6}svg .ceiling{stroke:#888;stroke-dasharray:4 3;stroke-width:1.2;fill:none}
+svg .ceiling-label{font-size:10px;fill:#666}svg .reference{stroke:#444;stroke-dasharray:5 3}svg .empty{font-size:12px;fill:#999}
+nav a{margin-right:12px}
+]]
+
+local function html_table(header, rows, classes)
+  local out = {"<table><tr>"}
+  for _, h in ipairs(header) do out[#out + 1] = "<th>" .. esc(h) .. "</th>" end
+  out[#out + 1] = "</tr>"
+  for _, r in ipairs(rows) do
+    out[#out + 1] = "<tr>"
+    for i = 1, #header do
+      local cls = classes and classes[i]
+      out[#out + 1] = (cls and ('<td class="%s">'):format(cls) or "<td>") .. esc(r[i] == nil and "" or r[i]) .. "</td>"
+    end
+    out[#out + 1] = "</tr>"
+  end
+  out[#out + 1] = "</table>"
+  return table.concat(out)
+end
+
+local function anchor_id(s) return (s:gsub("[^%w_-]", "-")) end
+
+-- M.build{tables, label, anchors = {tables, label}, raw = raw tables, peaks, source, generated}
+-- Returns the HTML text and a summary {charts, series, operators}.
+function M.build(o)
+  local tables = o.tables
+  local r = aggregate.compute(tables)
+  local anchors = o.anchors
+  local ar = anchors and aggregate.compute(anchors.tables) or nil
+  local work = work_finder(o.raw)
+  local ceil = M.ceilings(o.peaks)
+  local count = {charts = 0, series = 0, operators = 0}
+
+  -- colours: ours first, then the anchors' (their own names, dashed lines)
+  local colors, ci = {}, 0
+  local function color(name)
+    if not colors[name] then ci = ci + 1; colors[name] = svg.PALETTE[(ci - 1) % #svg.PALETTE + 1] end
+    return colors[name]
+  end
+  for _, i in ipairs(r.impls) do color(i) end
+  local alabel = anchors and anchors.label or nil
+  local function aname(impl) return impl .. " (" .. alabel .. ")" end
+  if ar then for _, i in ipairs(ar.impls) do color(aname(i)) end end
+
+  local anchor_index = {}
+  if anchors then for _, t in ipairs(anchors.tables) do anchor_index[t.operator .. "\0" .. t.mode] = t end end
+
+  local H = {}
+  local function w(s) H[#H + 1] = s end
+  w("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">")
+  w(("<title>tilebench report: %s</title>"):format(esc(o.label)))
+  w("<style>" .. CSS .. "</style></head><body>")
+  w(("<h1>tilebench report: %s</h1>"):format(esc(o.label)))
+  w(("<p class=\"note\">Source: %s (%d result tables)%s. Generated %s by tilebench %s.</p>"):format(
+    esc(o.source or "?"), #tables, anchors and (", beside " .. esc(anchors.source or alabel)) or "",
+    esc(o.generated or os.date("!%Y-%m-%d %H:%M UTC")), esc(TILEBENCH_VERSION or "?")))
+  w("<nav><a href=\"#summary\">Summary</a><a href=\"#categories\">Speedup per category</a>" ..
+    "<a href=\"#roofline\">Roofline</a><a href=\"#operators\">Operators</a><a href=\"#problems\">Slow and failed</a></nav>")
+
+  -- summary
+  w("<h2 id=\"summary\">Summary</h2>")
+  w("<p class=\"note\">Speedup: geomean over operators (equally weighted) of each operator's geomean per-case speedup "
+    .. "against its baseline; a case counts only when both implementations have a time (ok or slow). "
+    .. "Wins: cases where the implementation is the fastest of those timed.</p>")
+  local function suite_rows(res, rename)
+    local rows = {}
+    for _, s in ipairs(res.suite) do
+      rows[#rows + 1] = {rename and rename(s.impl) or s.impl, s.mode, s.operators, aggregate.fmt_x(s.speedup),
+        ("%d / %d"):format(s.wins, s.contested),
+        s.rho_cases > 0 and ("%s of %d"):format(aggregate.fmt_pct(s.rho_share), s.rho_cases) or "n/a"}
+    end
+    return rows
+  end
+  local srows = suite_rows(r)
+  if ar then for _, x in ipairs(suite_rows(ar, aname)) do srows[#srows + 1] = x end end
+  w(html_table({"implementation", "mode", "operators", "geomean speedup", "wins", "cases at >= 80 % rho"}, srows))
+
+  -- speedup per category
+  w("<h2 id=\"categories\">Speedup per category</h2>")
+  w("<div class=\"charts\">")
+  for _, mode in ipairs(r.modes) do
+    local groups, gseen, series, sidx = {}, {}, {}, {}
+    local function add(res, rename, source)
+      for _, c in ipairs(res.categories) do
+        if c.mode == mode then
+          if not gseen[c.category] then gseen[c.category] = true end
+          local name = rename and rename(c.impl) or c.impl
+          if not sidx[name] then
+            sidx[name] = {name = name, values = {}, data = {chart = "speedup", source = source, mode = mode}}
+            series[#series + 1] = sidx[name]
+          end
+          sidx[name].values[c.category] = c.speedup
+        end
+      end
+    end
+    add(r, nil, "ours")
+    if ar then add(ar, aname, "anchor") end
+    -- the baseline's bars are 1 by definition: leave them out
+    local kept = {}
+    for _, s in ipairs(series) do
+      local all_one = true
+      for _, v in pairs(s.values) do if math.abs(v - 1) > 1e-12 then all_one = false end end
+      if not all_one then kept[#kept + 1] = s end
+    end
+    series = kept
+    for _, c in ipairs(categories.ORDER) do if gseen[c] then groups[#groups + 1] = c end end
+    for c in pairs(gseen) do if not categories.is_known(c) then groups[#groups + 1] = c end end
+    w(svg.bar_chart{title = ("Geomean speedup vs baseline per category, mode %s"):format(mode), kind = "speedup",
+      groups = groups, series = series, y_label = "speedup", reference = 1, colors = colors,
+      width = 760, height = 340, data = {chart = "speedup", mode = mode}})
+    count.charts, count.series = count.charts + 1, count.series + #series
+  end
+  w("</div>")
+
+  -- roofline
+  w("<h2 id=\"roofline\">Roofline</h2>")
+  local missing_work = {}
+  w("<div class=\"charts\">")
+  for _, mode in ipairs(r.modes) do
+    local series, sidx = {}, {}
+    local xs_all = {}
+    for _, t in ipairs(tables) do
+      if t.mode == mode then
+        for _, c in ipairs(t.cases) do
+          local flops, bytes = work(t.operator, c)
+          if not (flops and bytes and flops > 0 and bytes > 0) then
+            missing_work[t.operator] = true
+          else
+            for _, impl in ipairs(t.impls) do
+              local e = c.by_impl[impl]
+              if resultset.timed(e) then
+                if not sidx[impl] then sidx[impl] = {name = impl, points = {}, data = {chart = "roofline", mode = mode}}; series[#series + 1] = sidx[impl] end
+                local ai, tf = flops / bytes, flops / (e.ms * 1e-3) / 1e12
+                local pts = sidx[impl].points
+                pts[#pts + 1] = {ai, tf, tip = ("%s %s %s %s: %.3g FLOP/B, %.3g TFLOP/s"):format(t.operator, c.dtype, c.params, impl, ai, tf)}
+                xs_all[#xs_all + 1] = ai
+              end
+            end
+          end
+        end
+      end
+    end
+    local ceilings = {}
+    if ceil and #xs_all > 0 then
+      local lo, hi = math.huge, 0
+      for _, x in ipairs(xs_all) do lo, hi = math.min(lo, x), math.max(hi, x) end
+      lo, hi = lo / 2, hi * 2
+      local top = ceil.compute[1]
+      if ceil.bandwidth then
+        local B = ceil.bandwidth / 1e12
+        local knee = top and top.rate / ceil.bandwidth or hi
+        local xe = math.min(hi, knee)
+        ceilings[#ceilings + 1] = {name = ("%.0f GB/s"):format(ceil.bandwidth / 1e9), points = {{lo, B * lo}, {xe, B * xe}}}
+      end
+      for _, c in ipairs(ceil.compute) do
+        local start = ceil.bandwidth and math.max(lo, c.rate / ceil.bandwidth) or lo
+        if start < hi then
+          ceilings[#ceilings + 1] = {name = ("%s %.0f TFLOP/s"):format(c.label, c.rate / 1e12), points = {{start, c.rate / 1e12}, {hi, c.rate / 1e12}}}
+        end
+      end
+    end
+    w(svg.scatter_chart{title = ("Roofline, mode %s: every timed case"):format(mode), kind = "roofline",
+      x_label = "arithmetic intensity (FLOP/byte)", y_label = "achieved TFLOP/s", x_log = true, y_log = true,
+      series = series, ceilings = ceilings, colors = colors, width = 760, height = 420,
+      data = {chart = "roofline", mode = mode},
+      empty_text = "no case with a known work formula (flops, bytes)"})
+    count.charts, count.series = count.charts + 1, count.series + #series
+  end
+  w("</div>")
+  local mw = {}
+  for k in pairs(missing_work) do mw[#mw + 1] = k end
+  table.sort(mw)
+  if not ceil then
+    w(("<p class=\"note\">No ceilings: peaks/%s.json is absent or has no bandwidth/compute rates (tilebench peaks measures them).</p>"):format(esc(o.label)))
+  end
+  if #mw > 0 then
+    w(("<p class=\"note\">Without a work formula (no raw run rows with flops/bytes, no operator folder): %s. "
+      .. "Their cases are not on the roofline and have no bandwidth chart.</p>"):format(esc(table.concat(mw, ", "))))
+  end
+
+  -- operators
+  w("<h2 id=\"operators\">Operators</h2>")
+  local toc = {}
+  for _, t in ipairs(tables) do toc[#toc + 1] = ("<a href=\"#op-%s-%s\">%s (%s)</a>"):format(anchor_id(t.operator), t.mode, esc(t.operator), t.mode) end
+  w("<p class=\"note\">" .. table.concat(toc, " · ") .. "</p>")
+  for _, t in ipairs(tables) do
+    count.operators = count.operators + 1
+    local at = anchor_index[t.operator .. "\0" .. t.mode]
+    w(("<section id=\"op-%s-%s\" data-operator=\"%s\" data-mode=\"%s\">"):format(anchor_id(t.operator), t.mode, esc(t.operator), t.mode))
+    w(("<h3>%s — %s, mode %s, baseline %s</h3>"):format(esc(t.operator), esc(t.category or categories.of(t.operator)), t.mode, esc(t.baseline or "none")))
+    local key, varying = size_axis(t)
+    local dtypes, dseen = {}, {}
+    for _, c in ipairs(t.cases) do if not dseen[c.dtype] then dseen[c.dtype] = true; dtypes[#dtypes + 1] = c.dtype end end
+    w("<div class=\"charts\">")
+    for _, dtype in ipairs(dtypes) do
+      local function xy(case, e, what)
+        local x
+        if key then x = case.values[key] else
+          local _, bytes = work(t.operator, case)
+          x = bytes or case.order
+        end
+        if what == "ms" then return x, e.ms end
+        local _, bytes = work(t.operator, case)
+        if not bytes then return nil end
+        return x, bytes / (e.ms * 1e-3) / 1e9
+      end
+      local xlabel = key or ((#varying == 0 and "case") or "bytes moved")
+      if not key and #varying == 0 then xlabel = "case" end
+      local lat, bw = {}, {}
+      local function add_series(tt, rename, source)
+        for _, impl in ipairs(tt.impls) do
+          local lp, bp = {}, {}
+          for _, c in ipairs(tt.cases) do
+            local e = c.by_impl[impl]
+            if c.dtype == dtype and resultset.timed(e) then
+              local x, y = xy(c, e, "ms")
+              if x then lp[#lp + 1] = {x, y, tip = ("%s %s: %.4g ms"):format(c.params, impl, y)} end
+              local bx, by = xy(c, e, "bw")
+              if bx then bp[#bp + 1] = {bx, by, tip = ("%s %s: %.4g GB/s"):format(c.params, impl, by)} end
+            end
+          end
+          local name = rename and rename(impl) or impl
+          local function data(chart)
+            return {chart = chart, operator = t.operator, dtype = dtype, mode = t.mode, source = source}
+          end
+          if #lp > 0 then lat[#lat + 1] = {name = name, points = lp, data = data("latency"), dashed = source == "anchor"} end
+          if #bp > 0 then bw[#bw + 1] = {name = name, points = bp, data = data("bandwidth"), dashed = source == "anchor"} end
+        end
+      end
+      add_series(t, nil, "ours")
+      if at then add_series(at, aname, "anchor") end
+      local xv, ly, by = {}, {}, {}
+      for _, s in ipairs(lat) do for _, p in ipairs(s.points) do xv[#xv + 1] = p[1]; ly[#ly + 1] = p[2] end end
+      for _, s in ipairs(bw) do for _, p in ipairs(s.points) do by[#by + 1] = p[2] end end
+      local x_log = ratio_wide(xv)
+      w(svg.line_chart{title = ("%s %s: latency"):format(t.operator, dtype), kind = "latency", x_label = xlabel,
+        y_label = "ms", x_log = x_log, y_log = ratio_wide(ly), series = lat, colors = colors, width = 480, height = 300,
+        data = {chart = "latency", operator = t.operator, dtype = dtype, mode = t.mode}})
+      count.charts, count.series = count.charts + 1, count.series + #lat
+      if #bw > 0 then
+        local hl = ceil and ceil.bandwidth and {{y = ceil.bandwidth / 1e9, label = ("peak %.0f GB/s"):format(ceil.bandwidth / 1e9)}} or nil
+        w(svg.line_chart{title = ("%s %s: bandwidth"):format(t.operator, dtype), kind = "bandwidth", x_label = xlabel,
+          y_label = "GB/s", x_log = x_log, y_log = false, series = bw, colors = colors, width = 480, height = 300,
+          hlines = hl, data = {chart = "bandwidth", operator = t.operator, dtype = dtype, mode = t.mode}})
+        count.charts, count.series = count.charts + 1, count.series + #bw
+      end
+    end
+    w("</div></section>")
+  end
+
+  -- problems
+  w(("<h2 id=\"problems\">Slow and failed cases (%d)</h2>"):format(#r.problems))
+  if #r.problems == 0 then
+    w("<p>None: every case of every implementation has status ok.</p>")
+  else
+    local rows = {}
+    for _, p in ipairs(r.problems) do rows[#rows + 1] = {p.operator, p.mode, p.dtype, p.params, p.impl, p.status, p.reason} end
+    w(html_table({"operator", "mode", "dtype", "params", "implementation", "status", "reason"}, rows,
+      {nil, nil, nil, nil, nil, nil, "reason"}))
+  end
+  w("</body></html>\n")
+  return table.concat(H, "\n"), count
+end
+
+return M

@@ -1,0 +1,106 @@
+-- report_spec.lua: the HTML report is self-contained and has every chart with its series:
+-- latency and bandwidth per operator and dtype, roofline with ceilings, speedup per category,
+-- and the slow/failed table.
+local report = require("tilebench.report")
+local resultset = require("tilebench.resultset")
+
+local FIX = TILEBENCH_HOME .. "/tests/fixtures/results"
+
+local function count(s, pat)
+  local n = 0
+  for _ in s:gmatch(pat) do n = n + 1 end
+  return n
+end
+
+local function raw_of(run) return resultset.load(FIX .. "/H200-test/runs/" .. run) end
+
+describe("report.ceilings", function()
+  it("reads bandwidth and compute rates in the units their keys name", function()
+    local c = report.ceilings({bandwidth_gbs = 4270, matrix_tflops = {fp16 = 989}, vector_tflops = {fp32 = 67}})
+    assert.equals(4270e9, c.bandwidth)
+    assert.equals(2, #c.compute)
+    assert.equals(989e12, c.compute[1].rate)
+    assert.equals("matrix fp16", c.compute[1].label)
+  end)
+  it("reads peaks.lua's schema: fp32_tflops is the vector rate, fast accumulation is left out", function()
+    local c = report.ceilings({bandwidth_gbs = 4270, fp32_tflops = 60,
+      matrix_tflops = {fp16 = 780, fp8_e4m3 = 1500, fp8_e4m3_fast_accum = 1560}})
+    assert.equals(3, #c.compute)
+    assert.equals("matrix fp8_e4m3", c.compute[1].label)
+    assert.equals("fp32 vector", c.compute[3].label)
+    assert.equals(60e12, c.compute[3].rate)
+  end)
+  it("is nil without rates", function()
+    assert.is_nil(report.ceilings({gpu = "x"}))
+    assert.is_nil(report.ceilings(nil))
+  end)
+end)
+
+describe("report.build on the fixtures", function()
+  local peaks = report.load_peaks(nil, TILEBENCH_HOME .. "/tests/fixtures/peaks/H200-test.json")
+  local html, n = report.build{tables = resultset.load(FIX .. "/H200-test/csv"), label = "H200-test",
+    source = "fixtures", raw = raw_of("run-a"), peaks = peaks,
+    anchors = {tables = resultset.load(FIX .. "/tilebench-style"), label = "style", source = "style"},
+    generated = "now"}
+
+  it("is one self-contained page: no scripts, no external resources", function()
+    assert.truthy(html:find("^<!DOCTYPE html>"))
+    assert.falsy(html:lower():find("<script", 1, true))
+    assert.falsy(html:find("<link", 1, true))
+    assert.falsy(html:find("@import", 1, true))
+    assert.falsy(html:find("url%("))
+    for url in html:gmatch('"(https?://[^"]*)"') do assert.equals("http://www.w3.org/2000/svg", url) end
+  end)
+  it("has a latency chart per operator, mode and dtype, with a line per implementation", function()
+    -- vector_add default 2 dtypes, softmax 2, vector_add autotune 1
+    assert.equals(5, count(html, '<svg [^>]-data%-chart="latency"'))
+    -- vector_add default fp16: lib, cuda, tile (tile has 3 of 4 points) + 4 TileBench lines
+    local chart = html:match('<svg [^>]-data%-chart="latency"[^>]-data%-dtype="fp16"[^>]-data%-mode="default"[^>]-data%-operator="vector_add".-</svg>')
+    assert.truthy(chart)
+    assert.equals(7, count(chart, '<path class="series"'))
+    assert.equals(1, count(chart, 'data%-series="tile"[^>]*data%-source="ours"'))
+    assert.equals(4, count(chart, '<path class="series"[^>]-data%-source="anchor"'))
+  end)
+  it("has bandwidth charts where the raw rows give the bytes, with the peak as a ceiling", function()
+    assert.equals(5, count(html, '<svg [^>]-data%-chart="bandwidth"'))
+    local chart = html:match('<svg [^>]-data%-chart="bandwidth"[^>]-data%-operator="softmax".-</svg>')
+    assert.equals(2, count(chart, '<path class="series"'))
+    assert.equals(1, count(chart, 'class="ceiling"'))
+    assert.truthy(chart:find("peak 4270 GB/s", 1, true))
+  end)
+  it("has a roofline per mode with every timed case and the memory roof", function()
+    local roof = html:match('<svg [^>]-data%-chart="roofline"[^>]-data%-mode="default".-</svg>')
+    assert.truthy(roof)
+    assert.equals(3, count(roof, '<g class="series"'))
+    -- timed cases of mode default: vector_add 8 + 7 + 6, softmax 8 + 7
+    assert.equals(36, count(roof, '<circle class="point"'))
+    assert.equals(1, count(roof, 'data%-ceiling="4270 GB/s"'))
+  end)
+  it("has speedup bars per category without the baseline", function()
+    local bars = html:match('<svg [^>]-data%-chart="speedup"[^>]-data%-mode="default".-</svg>')
+    assert.truthy(bars)
+    assert.equals(0, count(bars, 'data%-series="lib"'))
+    assert.equals(2, count(bars, '<rect class="bar"[^>]-data%-series="cuda"'))   -- Point-wise, Reduction/Norm
+    assert.equals(1, count(bars, '<rect class="bar"[^>]-data%-series="tile"'))
+  end)
+  it("lists the slow and failed cases with their reasons", function()
+    assert.truthy(html:find("Slow and failed cases (5)", 1, true))
+    assert.truthy(html:find("CUDA_ERROR_ILLEGAL_ADDRESS", 1, true))
+    assert.truthy(html:find("case exceeded the 60 s limit", 1, true))
+  end)
+  it("counts what it drew", function()
+    assert.equals(3, n.operators)
+    assert.equals(2 + 2 + 5 + 5, n.charts)
+  end)
+end)
+
+describe("report.build without work or peaks", function()
+  it("says which operators have no work formula and has no bandwidth chart", function()
+    local tables = resultset.load(FIX .. "/tilebench-style")
+    tables[1].operator = "fixture_without_folder"     -- never an operator folder
+    local html = report.build{tables = tables, label = "x", source = "x"}
+    assert.equals(0, count(html, 'data%-chart="bandwidth"'))
+    assert.truthy(html:find("Without a work formula", 1, true))
+    assert.truthy(html:find("No ceilings", 1, true))
+  end)
+end)
