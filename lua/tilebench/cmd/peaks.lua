@@ -1,0 +1,187 @@
+-- cmd/peaks.lua: `tilebench peaks --gpu LABEL` measures the present device's ceilings -- copy
+-- bandwidth, fp32 FMA rate and cuBLASLt matrix rates per dtype -- into peaks/<label>.json, the
+-- denominators of rho (metrics.lua).
+local options = require("tilebench.options")
+
+local M = {}
+local spec = {
+  { name = "gpu", type = "label", metavar = "LABEL", desc = "label of the device: writes peaks/LABEL.json (required)" },
+  { name = "quick", type = "flag", desc = "small buffers, one shape, one algorithm (a smoke run, not a ceiling)" },
+  { name = "out", type = "string", metavar = "DIR", desc = "directory for LABEL.json (default: peaks/ in the tilebench tree)" },
+}
+M.summary = "measure the GPU's bandwidth, fp32 and matrix peaks into peaks/<label>.json"
+M.usage = "usage: tilebench peaks --gpu LABEL [--quick] [--out DIR]\n\n" .. options.help(spec) .. "\n"
+  .. "\nMeasures: device copy bandwidth (best of a tuned copy kernel over a few grids; bytes read\n"
+  .. "plus written), the fp32 FMA rate, and cuBLASLt matmul rates for fp16, bf16, tf32, fp8 e4m3\n"
+  .. "(with and without fast accumulation) and int8 (TOP/s): the best over large shapes and the\n"
+  .. "heuristic's first algorithms. Times are medians of tb.timer's adaptive protocol, L2 not flushed.\n"
+
+-- Matrix rates: what cuBLASLt is asked for each entry of matrix_tflops.
+M.MATRIX = {
+  { key = "fp16", ab = "fp16", c = "fp16" },
+  { key = "bf16", ab = "bf16", c = "bf16" },
+  { key = "tf32", ab = "fp32", c = "fp32", compute = "tf32" },
+  { key = "fp8_e4m3", ab = "fp8_e4m3", c = "bf16", b_transposed = true, fp8 = { fast_accum = false, out_dtype = "bf16" } },
+  { key = "fp8_e4m3_fast_accum", ab = "fp8_e4m3", c = "bf16", b_transposed = true, fp8 = { fast_accum = true, out_dtype = "bf16" } },
+  { key = "int8", ab = "int8", c = "int32", b_transposed = true },
+}
+
+function M.plan_sizes(quick)
+  return {
+    copy_bytes = quick and 256 * 2 ^ 20 or 2 * 2 ^ 30,
+    copy_grids = quick and { 8 } or { 4, 8, 16, 32 },   -- blocks per SM
+    fma_iters = quick and 1024 or 8192,
+    shapes = quick and { { 4096, 4096, 4096 } } or { { 8192, 8192, 8192 }, { 16384, 16384, 8192 } },
+    algos = quick and 1 or 3,
+  }
+end
+
+-- TFLOP/s (or TOP/s) of an m x n x k matmul taking ms milliseconds.
+function M.tflops(m, n, k, ms) return 2 * m * n * k / (ms * 1e-3) / 1e12 end
+function M.gbs(bytes, ms) return bytes / (ms * 1e-3) / 1e9 end
+
+local function read_file(path)
+  local fh, err = io.open(path, "rb")
+  if not fh then error("peaks: cannot read " .. tostring(err), 0) end
+  local s = fh:read("a")
+  fh:close()
+  return s
+end
+
+local function alloc(tensor, shape, dtype)
+  local t, msg = tensor.empty(shape, dtype)
+  if not t then error(string.format("peaks: allocating %s %s: %s", table.concat(shape, "x"), dtype, tostring(msg)), 0) end
+  return t
+end
+
+-- Random operands (tensor cores draw less power on zeros, which would flatter the rate).
+local function random(tensor, shape, dtype, seed)
+  local t, msg
+  if dtype == "int8" then t, msg = tensor.randint(shape, dtype, seed, -64, 65)
+  else t, msg = tensor.randn(shape, dtype, seed, 0, 1) end
+  if not t then error(string.format("peaks: generating %s %s: %s", table.concat(shape, "x"), dtype, tostring(msg)), 0) end
+  return t
+end
+
+local function log(fmt, ...) io.stderr:write(string.format(fmt, ...), "\n") end
+
+function M.run(args)
+  local opts = options.parse(args, spec, "peaks")
+  if not opts.gpu then options.usage_error("peaks: --gpu LABEL is required (see 'tilebench peaks --help')") end
+  local device, tensor, launch = require("tb.device"), require("tb.tensor"), require("tb.launch")
+  local timer, kernel, blas = require("tb.timer"), require("tb.kernel"), require("tb.blas")
+  local cjson = require("cjson")
+  local props = device.props()
+  local sizes = M.plan_sizes(opts.quick)
+  local function median(plan) return timer.measure(plan, { flush = false, mode = "adaptive" }).median end
+  local t0 = os.clock()
+
+  local src = read_file(TILEBENCH_HOME .. "/host/kernels/peaks.cu")
+  local mod, clog = kernel.compile(src, { name = "peaks.cu" })
+  if not mod then error("peaks: host/kernels/peaks.cu does not compile:\n" .. tostring(clog), 0) end
+  local method = { timer = "tb.timer.measure median, mode adaptive, no L2 flush" }
+
+  -- Bandwidth: a copy kernel over a few grid sizes (2 GiB each way: far past the L2).
+  local bandwidth, best_grid = 0, nil
+  do
+    local bytes = sizes.copy_bytes
+    local a <close> = alloc(tensor, { bytes }, "uint8")
+    local b <close> = alloc(tensor, { bytes }, "uint8")
+    local fn = mod:get("peak_copy")
+    for _, per_sm in ipairs(sizes.copy_grids) do
+      local plan = launch.plan{ { fn = fn, grid = { props.sm_count * per_sm }, block = { 256 },
+                                  args = { a, b, launch.i64(bytes // 16) } } }
+      local gbs = M.gbs(2 * bytes, median(plan))
+      log("copy kernel, %d blocks/SM: %.0f GB/s", per_sm, gbs)
+      if gbs > bandwidth then bandwidth, best_grid = gbs, per_sm end
+    end
+    method.bandwidth = { buffer_bytes = bytes, kernel = "peak_copy (16-byte words, 4 loads in flight)",
+                         blocks_per_sm = best_grid, counted = "bytes read + bytes written",
+                         driver_copy = "not measured: launch plans have no device-to-device copy step" }
+  end
+
+  -- fp32 FMA rate: 8 blocks of 256 threads per SM, 8 independent chains per thread.
+  local fp32_tflops
+  do
+    local out <close> = alloc(tensor, { props.sm_count * 8 * 256 }, "fp32")
+    local blocks = props.sm_count * 8
+    local plan = launch.plan{ { fn = mod:get("peak_fma"), grid = { blocks }, block = { 256 },
+                                args = { out, launch.i32(sizes.fma_iters), launch.f32(0.999999), launch.f32(1e-7) } } }
+    fp32_tflops = 2 * 8 * sizes.fma_iters * blocks * 256 / (median(plan) * 1e-3) / 1e12
+    log("fp32 FMA: %.1f TFLOP/s", fp32_tflops)
+    method.fp32 = { kernel = "peak_fma (8 independent chains per thread)", blocks = blocks, threads = 256,
+                    iters = sizes.fma_iters }
+  end
+
+  -- Matrix rates through cuBLASLt.
+  local matrix, matrix_method = {}, {}
+  for _, d in ipairs(M.MATRIX) do
+    local best, where = 0, nil
+    local ok, err = pcall(function()
+      for _, s in ipairs(sizes.shapes) do
+        local m, n, k = s[1], s[2], s[3]
+        local a <close> = random(tensor, { m, k }, d.ab, 11)
+        local b <close> = random(tensor, d.b_transposed and { n, k } or { k, n }, d.ab, 12)
+        local c <close> = alloc(tensor, { m, n }, d.c)
+        local first = blas.matmul{ a = a, b = b, c = c, m = m, n = n, k = k, compute = d.compute,
+                                   b_transposed = d.b_transposed, fp8 = d.fp8 }
+        local count = first:algo_count()
+        first:close()
+        for i = 1, math.min(count, sizes.algos) do
+          local op <close> = blas.matmul{ a = a, b = b, c = c, m = m, n = n, k = k, compute = d.compute,
+                                          b_transposed = d.b_transposed, fp8 = d.fp8, algo_index = i }
+          local okm, ms = pcall(median, launch.plan{ { call = op } })
+          if okm then
+            local r = M.tflops(m, n, k, ms)
+            log("%-20s %5dx%5dx%5d algo %d/%d: %.1f %s", d.key, m, n, k, i, count, r, d.ab == "int8" and "TOP/s" or "TFLOP/s")
+            if r > best then best, where = r, { m = m, n = n, k = k, algo_index = i, algo_count = count } end
+          else
+            log("%-20s %5dx%5dx%5d algo %d/%d failed: %s", d.key, m, n, k, i, count, tostring(ms))
+          end
+        end
+      end
+    end)
+    if not ok then log("%s: %s", d.key, tostring(err)) end
+    matrix[d.key] = best > 0 and best or cjson.null
+    matrix_method[d.key] = where or { error = tostring(err or "no algorithm ran") }
+    collectgarbage()
+  end
+  method.matrix = { library = "cuBLASLt", shapes = sizes.shapes, algos_tried = sizes.algos,
+                    per_dtype = matrix_method, workspace_bytes = 32 * 2 ^ 20,
+                    note = "fp8: unit scales, bf16 output, TN; int8: int32 output, TN; tf32: fp32 data, COMPUTE_32F_FAST_TF32" }
+
+  local versions = device.versions()
+  local bv = blas.version()
+  local doc = {
+    gpu = opts.gpu,
+    device = { name = props.name, arch = props.arch, sm_count = props.sm_count, clock_khz = props.clock_khz,
+               mem_clock_khz = props.mem_clock_khz, l2_bytes = props.l2_bytes, total_mem = props.total_mem },
+    measured_at = os.date("!%Y-%m-%dT%H:%M:%SZ"),
+    tilebench = { version = TILEBENCH_VERSION, git_sha = TILEBENCH_GIT_SHA },
+    driver = versions.driver,
+    cublaslt_version = bv.version,
+    bandwidth_gbs = bandwidth,
+    fp32_tflops = fp32_tflops,
+    matrix_tflops = matrix,
+    quick = opts.quick or false,
+    method = method,
+  }
+  local dir = opts.out or (TILEBENCH_HOME .. "/peaks")
+  local lfs = require("lfs")
+  if lfs.attributes(dir, "mode") ~= "directory" then
+    local okd, derr = lfs.mkdir(dir)
+    if not okd then error(string.format("peaks: cannot create %s: %s", dir, tostring(derr)), 0) end
+  end
+  local path = dir .. "/" .. opts.gpu .. ".json"
+  local fh, ferr = io.open(path, "wb")
+  if not fh then error("peaks: cannot write " .. tostring(ferr), 0) end
+  fh:write(cjson.encode(doc), "\n")
+  fh:close()
+  io.write(string.format("%s: bandwidth %.0f GB/s, fp32 %.1f TFLOP/s, fp16 %s, bf16 %s, tf32 %s, fp8 %s (fast %s), int8 %s\n",
+    path, bandwidth, fp32_tflops, tostring(matrix.fp16), tostring(matrix.bf16), tostring(matrix.tf32),
+    tostring(matrix.fp8_e4m3), tostring(matrix.fp8_e4m3_fast_accum), tostring(matrix.int8)))
+  log("peaks: %.0f s of host CPU time", os.clock() - t0)
+  return 0
+end
+
+return M

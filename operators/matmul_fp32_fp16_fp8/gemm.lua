@@ -1,0 +1,113 @@
+-- gemm.lua: plans shared by the matmul operators (matmul_fp32_fp16_fp8, batched_matmul):
+-- the reference, the `cuda` kernels (gemm_wgmma.cu, gemm_mma.cu) and the cuBLASLt `lib`
+-- baseline, for row-major C (M, N) = A (M, K) @ B (K, N), batched with dense strides.
+-- Kernel files are named relative to the calling operator's folder through KDIR.
+local M = {}
+
+local KDIR = "../matmul_fp32_fp16_fp8/"
+local DT = { fp32 = 0, fp16 = 1, bf16 = 2, fp8_e4m3 = 3 }
+local SMEM_OPTIN = 232448 -- H100/H200 per-block limit; the plan checks ctx.props when it has it
+
+function M.canon(dtype)
+  if dtype == "fp8_e4m3fn" or dtype == "float8_e4m3fn" or dtype == "fp8" then return "fp8_e4m3" end
+  return dtype
+end
+
+local function dt_id(dtype)
+  local id = DT[M.canon(dtype)]
+  if not id then error("matmul: unsupported dtype " .. tostring(dtype), 2) end
+  return id
+end
+
+-- Shared memory of a gemm_wgmma configuration (dynamic, includes 1 KiB for alignment).
+function M.wgmma_smem(cfg) return cfg.STAGES * (16384 + cfg.BN * 128) + 1024 end
+function M.mma_smem(cfg) return cfg.STAGES * (128 * 40 + 32 * 136) * 2 end
+
+local function smem_limit(ctx) return (ctx.props and ctx.props.smem_per_block_optin) or SMEM_OPTIN end
+
+-- p = {M, N, K, batch, dtype}
+function M.reference(p, a, b, c, ctx)
+  local id = dt_id(p.dtype)
+  local f = ctx:kernel(KDIR .. "matmul_ref.cu", "matmul_ref", { IN_DT = id, OUT_DT = id })
+  return ctx.plan{ { fn = f, grid = { ctx.cdiv(p.N, 16), ctx.cdiv(p.M, 16), p.batch }, block = { 16, 16 },
+                     args = { a, b, c, ctx.i32(p.M), ctx.i32(p.N), ctx.i32(p.K),
+                              ctx.i64(p.M * p.K), ctx.i64(p.K * p.N), ctx.i64(p.M * p.N) } } }
+end
+
+-- A step writing B^T (N, K) per batch entry into a new tensor; returns step, tensor.
+local function transpose_step(p, b, ctx)
+  local dtype = M.canon(p.dtype)
+  local bt = ctx.empty({ p.batch * p.N * p.K }, dtype)
+  local f = ctx:kernel(KDIR .. "matmul_ref.cu", "transpose", { ELEM_BYTES = ctx.dtype_size(dtype) })
+  return { fn = f, grid = { ctx.cdiv(p.N, 32), ctx.cdiv(p.K, 32), p.batch }, block = { 32, 8 },
+           args = { b, bt, ctx.i32(p.K), ctx.i32(p.N) } }, bt
+end
+
+-- The `cuda` implementation. cfg = {VARIANT = "wgmma"|"mma", BN, STAGES}.
+function M.valid(p, cfg, ctx)
+  local dtype = M.canon(p.dtype)
+  if cfg.VARIANT == "mma" then
+    return (dtype == "fp16" or dtype == "bf16") and cfg.BN == 128
+      and M.mma_smem(cfg) <= (ctx and smem_limit(ctx) or SMEM_OPTIN)
+  end
+  return M.wgmma_smem(cfg) <= (ctx and smem_limit(ctx) or SMEM_OPTIN)
+end
+
+-- 16-byte rows: K and N multiples of 16 bytes' worth of elements (every grid case is).
+function M.supports(p)
+  local per16 = 16 // ({ fp32 = 4, fp16 = 2, bf16 = 2, fp8_e4m3 = 1 })[M.canon(p.dtype)]
+  return p.K % per16 == 0 and p.N % 8 == 0 and p.N % per16 == 0
+end
+
+function M.cuda_plan(p, a, b, c, cfg, ctx)
+  local id = dt_id(p.dtype)
+  local tail = { ctx.i32(p.M), ctx.i32(p.N), ctx.i32(p.K),
+                 ctx.i64(p.M * p.K), ctx.i64(p.K * p.N), ctx.i64(p.M * p.N) }
+  if cfg.VARIANT == "mma" then
+    if id ~= 1 and id ~= 2 then error("VARIANT=mma computes fp16 and bf16 only", 0) end
+    local f = ctx:kernel(KDIR .. "gemm_mma.cu", "gemm_mma", { DT = id, STAGES = cfg.STAGES })
+    return ctx.plan{ { fn = f, grid = { ctx.cdiv(p.N, 128), ctx.cdiv(p.M, 128), p.batch }, block = { 256 },
+                       smem = M.mma_smem(cfg), args = { a, b, c, table.unpack(tail) } } }
+  end
+  local steps, bsrc = {}, b
+  local kmajor = (id == 0 or id == 3) and 1 or 0 -- tf32 and fp8 wgmma read B only K-major
+  if kmajor == 1 then
+    local step, bt = transpose_step(p, b, ctx)
+    steps[#steps + 1], bsrc = step, bt
+  end
+  local f = ctx:kernel(KDIR .. "gemm_wgmma.cu", "gemm_wgmma",
+                       { DT = id, OUT = id, BN = cfg.BN, STAGES = cfg.STAGES, B_KMAJOR = kmajor },
+                       { "--gpu-architecture=sm_90a" })
+  steps[#steps + 1] = { fn = f, grid = { ctx.cdiv(p.N, cfg.BN), ctx.cdiv(p.M, 128), p.batch }, block = { 256 },
+                        smem = M.wgmma_smem(cfg), args = { a, bsrc, c, table.unpack(tail) } }
+  return ctx.plan(steps)
+end
+
+-- The cuBLASLt baseline. fp32 runs as TF32 (allow_tf32 = True in the benchmark); fp8 is
+-- torch._scaled_mm(a, b column-major, unit scales, out_dtype=bf16).to(float8_e4m3fn): B is
+-- transposed to (N, K) (cuBLASLt runs fp8 only as TN), the matmul writes bf16, a cast kernel
+-- rounds to e4m3 -- three steps, all timed.
+function M.lib_plan(p, a, b, c, ctx, opts)
+  opts = opts or {}
+  local blas = require("tb.blas")
+  local dtype = M.canon(p.dtype)
+  local spec = { a = a, b = b, c = c, m = p.M, n = p.N, k = p.K, batch = p.batch, layout = "row",
+                 algo_index = opts.algo_index }
+  if dtype == "fp32" then spec.compute = "tf32" end
+  if dtype ~= "fp8_e4m3" then
+    return ctx.plan{ { call = blas.matmul(spec) } }
+  end
+  local tstep, bt = transpose_step(p, b, ctx)
+  local cbf = ctx.empty({ p.batch * p.M * p.N }, "bf16")
+  spec.b, spec.c, spec.b_transposed = bt, cbf, true
+  spec.fp8 = { fast_accum = opts.fast_accum == true, out_dtype = "bf16" }
+  local cast = ctx:kernel(KDIR .. "matmul_ref.cu", "cast", { IN_DT = 2, OUT_DT = 3 })
+  local n = p.batch * p.M * p.N
+  return ctx.plan{ tstep, { call = blas.matmul(spec) },
+                   { fn = cast, grid = { math.min(ctx.cdiv(n, 256), 132 * 16) }, block = { 256 },
+                     args = { cbf, c, ctx.i64(n) } } }
+end
+
+M.space = { VARIANT = { "wgmma", "mma" }, BN = { 128, 256 }, STAGES = { 3, 4, 5, 6 } }
+
+return M

@@ -1,0 +1,51 @@
+-- matmul_fp32_fp16_fp8: C (M, N) = A (M, K) @ B (K, N) in fp32 (TF32 tensor cores), fp16 and
+-- fp8 e4m3 (unit-scaled, bf16-rounded then e4m3 output). Plans live in gemm.lua beside this.
+local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
+local gemm = dofile(here .. "gemm.lua")
+
+local op = {}
+op.category = "MatMul/Attn"
+
+local function problem(case)
+  local p = case.params
+  return { M = p.M, N = p.N, K = p.K, batch = 1, dtype = gemm.canon(case.dtype) }
+end
+
+-- a, b = randn * K^-0.5. fp8: TileBench draws fp32 and casts; ctx.randn in fp8_e4m3 draws the
+-- same fp32 normals and rounds each to e4m3 (round-to-nearest-even), which is that cast.
+function op.inputs(case, ctx)
+  local p = problem(case)
+  local std = p.K ^ -0.5
+  return { a = ctx.randn("a", { p.M, p.K }, p.dtype, 0, std),
+           b = ctx.randn("b", { p.K, p.N }, p.dtype, 0, std) }
+end
+
+function op.outputs(case, ins, ctx)
+  local p = problem(case)
+  return { c = ctx.empty({ p.M, p.N }, p.dtype) }
+end
+
+function op.reference(case, ins, outs, ctx)
+  return gemm.reference(problem(case), ins.a, ins.b, outs.c, ctx)
+end
+
+op.implementations = {
+  cuda = {
+    source = "gemm_wgmma.cu",
+    sources = { "gemm_wgmma.cu", "gemm_mma.cu", "matmul_ref.cu" },
+    default = { VARIANT = "wgmma", BN = 256, STAGES = 4 },
+    space = gemm.space,
+    valid = function(case, cfg) return gemm.valid(problem(case), cfg) end,
+    supports = function(case) return gemm.supports(problem(case)) end,
+    plan = function(case, ins, outs, cfg, ctx)
+      return gemm.cuda_plan(problem(case), ins.a, ins.b, outs.c, cfg, ctx)
+    end,
+  },
+  lib = {
+    plan = function(case, ins, outs, cfg, ctx)
+      return gemm.lib_plan(problem(case), ins.a, ins.b, outs.c, ctx)
+    end,
+  },
+}
+op.baseline = "lib"
+return op
