@@ -1,0 +1,223 @@
+-- tilebench.campaign and tilebench.worker: campaign scripts, overrides, work items, shards,
+-- and execution through worker processes (tests/fixtures/fake_runner.lua: no GPU needed).
+local campaign = require("tilebench.campaign")
+local journal = require("tilebench.journal")
+local worker = require("tilebench.worker")
+
+-- A loader with two small operators, in the shape tilebench.operator gives.
+local function fake_loader()
+  local function op(name, category, dtypes, ncases, impls, benchmark)
+    local cases = {}
+    for _, d in ipairs(dtypes) do
+      for i = 1, ncases do cases[#cases + 1] = { dtype = d, id = "n=" .. i, params = { n = i * 1024 } } end
+    end
+    return { name = name, category = category, cases = cases, impls = impls, config = { benchmark = benchmark } }
+  end
+  local ops = {
+    alpha = op("alpha", "Point-wise", { "fp16", "fp32" }, 4, { "lib", "cuda" }, { use_cuda_graph = true, warmup = 5, ["repeat"] = 7 }),
+    beta = op("beta", "Data Layout", { "fp32" }, 3, { "cuda" }, {}),
+  }
+  return {
+    list = function() return { "alpha", "beta" } end,
+    load = function(n)
+      return ops[n] or error("unknown operator '" .. n .. "'", 0)
+    end,
+  }
+end
+
+describe("campaign scripts", function()
+  it("validates fields with messages naming the file and field", function()
+    assert.has_error(function() campaign.validate({ operaters = "all" }, "c.lua") end)
+    local ok, err = pcall(campaign.validate, { operaters = "all" }, "c.lua")
+    assert.matches("c.lua: unknown field 'operaters'", err)
+    ok, err = pcall(campaign.validate, { modes = { "fast" } }, "c.lua")
+    assert.matches("unknown mode 'fast'", err)
+    ok, err = pcall(campaign.validate, { protocol = { warmup = "ten" } }, "c.lua")
+    assert.matches("protocol.warmup' must be a number", err)
+    ok, err = pcall(campaign.validate, { gate = { speed = 1 } }, "c.lua")
+    assert.matches("gate", err)
+    ok, err = pcall(campaign.validate, { case_timeout = -1 }, "c.lua")
+    assert.matches("case_timeout' must be > 0", err)
+  end)
+
+  it("loads the shipped campaigns", function()
+    for _, name in ipairs({ "smoke", "suite", "tilebench-protocol" }) do
+      local c = campaign.load(TILEBENCH_HOME .. "/campaigns/" .. name .. ".lua")
+      assert.equal(name, c.name)
+      assert.equal("all", c.operators)
+    end
+    local tp = campaign.load(TILEBENCH_HOME .. "/campaigns/tilebench-protocol.lua")
+    assert.same({ mode = "fixed", warmup = 1, ["repeat"] = 3, graph = true, flush = true, clock = "cupti" }, tp.protocol)
+  end)
+
+  it("lets command-line overrides replace campaign fields", function()
+    local s = campaign.settings({ operators = "all", modes = { "default", "autotune" }, protocol = { warmup = 1, graph = true },
+      gate = { rho = 0.5 }, case_timeout = 30 },
+      { operators = { "beta" }, modes = { "autotune" }, protocol = { warmup = 9 }, gate = { elib = 0.8 }, case_timeout = 5 })
+    assert.same({ "beta" }, s.operators)
+    assert.same({ "autotune" }, s.modes)
+    assert.equal(9, s.protocol.warmup)
+    assert.is_true(s.protocol.graph)
+    assert.same({ rho = 0.5, elib = 0.8 }, s.gate)
+    assert.equal(5, s.case_timeout)
+    assert.equal(60, campaign.settings({ operators = "all" }).case_timeout)
+    assert.has_error(function() campaign.settings({}, {}) end, "no operators: give a campaign file or --operator")
+  end)
+end)
+
+describe("case subsets", function()
+  local function pick(spec, n)
+    local f = assert(campaign.case_filter(spec))
+    local out = {}
+    for i = 1, n do if f(i, n) then out[#out + 1] = i end end
+    return out
+  end
+  it("understands lists, ranges and names", function()
+    assert.same({ 1, 2, 3, 7 }, pick("1-3,7", 10))
+    assert.same({ 1 }, pick("first", 10))
+    assert.same({ 10 }, pick("last", 10))
+    assert.same({ 1, 10 }, pick("ends", 10))
+    assert.same({ 5 }, pick("middle", 10))
+    assert.same({ 1, 2, 3 }, pick("all", 3))
+    assert.same({ 1, 2, 3 }, pick(nil, 3))
+    local f, err = campaign.case_filter("1-x")
+    assert.is_nil(f)
+    assert.matches("bad case list '1%-x'", err)
+  end)
+end)
+
+describe("work items", function()
+  it("expands operators, modes, dtypes and cases in a fixed order", function()
+    local s = campaign.settings({ operators = "all", modes = { "default", "autotune" }, cases = "ends" })
+    local items = campaign.plan_items(s, fake_loader())
+    local ids = {}
+    for _, it in ipairs(items) do ids[#ids + 1] = table.concat({ it.operator, it.mode, it.dtype, it.case_index }, "/") end
+    assert.same({
+      "alpha/default/fp16/1", "alpha/default/fp16/4", "alpha/default/fp32/1", "alpha/default/fp32/4",
+      "alpha/autotune/fp16/1", "alpha/autotune/fp16/4", "alpha/autotune/fp32/1", "alpha/autotune/fp32/4",
+      "beta/default/fp32/1", "beta/default/fp32/3", "beta/autotune/fp32/1", "beta/autotune/fp32/3",
+    }, ids)
+    assert.same({ "lib", "cuda" }, items[1].impls)
+    -- the operator's benchmark block under the campaign's protocol
+    assert.is_true(items[1].protocol.graph)
+    assert.is_nil(items[1].protocol.mode)
+  end)
+
+  it("selects categories, dtypes, implementations and per-operator cases", function()
+    local s = campaign.settings({ operators = { "Data Layout" }, cases = { default = "first", beta = "2-3" } })
+    local items = campaign.plan_items(s, fake_loader())
+    assert.equal(2, #items)
+    assert.equal(2, items[1].case_index)
+    s = campaign.settings({ operators = "all", exclude = { "beta" }, dtypes = { "fp32" }, impls = { "cuda" }, cases = "first" })
+    items = campaign.plan_items(s, fake_loader())
+    assert.equal(1, #items)
+    assert.same({ "cuda" }, items[1].impls)
+    assert.equal("fp32", items[1].dtype)
+  end)
+
+  it("names what is wrong", function()
+    local L = fake_loader()
+    assert.has_error(function() campaign.plan_items(campaign.settings({ operators = { "gamma" } }), L) end,
+      "unknown operator 'gamma'")
+    local ok, err = pcall(campaign.plan_items, campaign.settings({ operators = "all", impls = { "triton" } }), L)
+    assert.matches("no selected operator has implementation 'triton'", err)
+    ok, err = pcall(campaign.plan_items, campaign.settings({ operators = "all", dtypes = { "int4" } }), L)
+    assert.matches("no work: none of the selected operators has dtype int4", err)
+  end)
+
+  it("fixed protocol fills warm-up and repeat from the operator", function()
+    local s = campaign.settings({ operators = { "alpha" }, protocol = { mode = "fixed" } })
+    local p = campaign.plan_items(s, fake_loader())[1].protocol
+    assert.same({ mode = "fixed", warmup = 5, ["repeat"] = 7, graph = true }, p)
+    s = campaign.settings({ operators = { "beta" }, protocol = { ["repeat"] = 3 } })
+    p = campaign.plan_items(s, fake_loader())[1].protocol
+    assert.same({ mode = "fixed", warmup = 20, ["repeat"] = 3 }, p)
+  end)
+
+  it("shards partition the items deterministically", function()
+    local items = campaign.plan_items(campaign.settings({ operators = "all", modes = { "default", "autotune" } }), fake_loader())
+    local seen, total = {}, 0
+    for k = 1, 3 do
+      for _, it in ipairs(campaign.shard(items, k, 3)) do
+        local key = journal.key({ operator = it.operator, mode = it.mode, dtype = it.dtype, case_index = it.case_index, impl = "x" })
+        assert.is_nil(seen[key])
+        seen[key] = k
+        total = total + 1
+      end
+    end
+    assert.equal(#items, total)
+    assert.same(campaign.shard(items, 2, 3), campaign.shard(items, 2, 3))
+    assert.same({ nil, "expected k/n with 1 <= k <= n, got '4/3'" }, { campaign.parse_shard("4/3") })
+    assert.same({ 2, 5 }, { campaign.parse_shard("2/5") })
+  end)
+
+  it("run ids are sortable, distinct and valid path components", function()
+    local a, b = campaign.new_run_id(), campaign.new_run_id()
+    assert.matches("^%d%d%d%d%d%d%d%dT%d%d%d%d%d%dZ%-%x%x%x%x%x%x$", a)
+    assert.are_not.equal(a, b)
+    assert.is_true(campaign.valid_run_id(a))
+    assert.is_false(campaign.valid_run_id("../x"))
+  end)
+end)
+
+describe("execution through worker processes", function()
+  local function item(op, case_index, impls)
+    return { operator = op, mode = "default", dtype = "fp32", case_index = case_index, case_id = "n=" .. case_index,
+             impls = impls, protocol = {}, _case = { params = { n = case_index } } }
+  end
+
+  it("re-runs implementations skipped after a sticky fault in a fresh worker", function()
+    local events = {}
+    local pool <close> = worker.isolated({ runner = "tests.fixtures.fake_runner", limit = function() return 10 end,
+      on_event = function(t) events[#events + 1] = t end })
+    assert.equal("Fake GPU", pool:hello().device.name)
+    local rows = pool:run(item("broken_oob_write", 1, { "broken", "good" }))
+    assert.equal(2, #rows)
+    assert.equal("broken", rows[1].impl)
+    assert.equal("failed", rows[1].status)
+    assert.matches("CUDA_ERROR_ILLEGAL_ADDRESS", rows[1].reason)
+    assert.equal("good", rows[2].impl)
+    assert.equal("ok", rows[2].status)
+    assert.equal(2, pool.started)
+    assert.matches("GPU context lost", events[1])
+  end)
+
+  it("turns a crash and a hang into failed and timeout; neighbours keep their results", function()
+    local pool <close> = worker.isolated({ runner = "tests.fixtures.fake_runner", limit = function(_, n) return 1 * n end })
+    local rows = pool:run(item("broken_oob_write", 2, { "good", "broken" }))
+    assert.equal("ok", rows[1].status)
+    assert.equal("failed", rows[2].status)
+    assert.matches("worker killed by SIGSEGV; last stderr: fake_runner: segfaulting on purpose", rows[2].reason)
+    rows = pool:run(item("broken_endless_loop", 1, { "broken" }))
+    assert.equal("timeout", rows[1].status)
+    assert.matches("time limit %(1 s%)", rows[1].reason)
+    rows = pool:run(item("broken_wrong_result", 3, { "good", "broken" }))
+    assert.same({ "ok", "wrong" }, { rows[1].status, rows[2].status })
+  end)
+
+  it("journals every item before the next starts and stops when interrupted", function()
+    local path = os.tmpname()
+    os.remove(path)
+    local jnl = journal.open(path, { run_id = "t" })
+    local pool <close> = worker.isolated({ runner = "tests.fixtures.fake_runner" })
+    local items = { item("alpha", 1, { "cuda" }), item("alpha", 2, { "cuda" }), item("alpha", 3, { "cuda" }) }
+    local journalled = {}
+    local calls = 0
+    local summary = campaign.execute(items, pool, jnl, {
+      metrics = { double_ms = function(r) return r.ms and 2 * r.ms end },
+      on_rows = function()
+        local _, rows = journal.read(path)
+        journalled[#journalled + 1] = #rows
+      end,
+      interrupted = function() calls = calls + 1; return calls > 2 and "SIGINT" or nil end,
+    })
+    jnl:close()
+    assert.same({ 1, 2 }, journalled)
+    assert.equal(2, summary.done)
+    assert.equal("SIGINT", summary.interrupted)
+    local _, rows = journal.read(path)
+    assert.equal(2 * rows[1].ms, rows[1].extra.double_ms)
+    assert.same({ n = 1 }, rows[1].params) -- grid values, not the runner's
+    os.remove(path)
+  end)
+end)

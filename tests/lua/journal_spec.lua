@@ -1,0 +1,62 @@
+-- tilebench.journal: durable append, reading back after a kill, the JSON codec.
+local journal = require("tilebench.journal")
+
+local function tmpfile()
+  local p = os.tmpname()
+  os.remove(p)
+  return p
+end
+
+describe("journal", function()
+  it("round-trips rows with integers, NaN and infinities", function()
+    local s = journal.encode({ n = 1048576, ms = 0.125, bad = 0 / 0, inf = math.huge, list = { 1, 2 } })
+    local v = journal.decode(s)
+    assert.equal(1048576, v.n)
+    assert.equal("integer", math.type(v.n))
+    assert.equal(0.125, v.ms)
+    assert.equal("NaN", v.bad)
+    assert.equal("Infinity", v.inf)
+    assert.same({ 1, 2 }, v.list)
+  end)
+
+  it("refuses tables that contain themselves", function()
+    local t = {}
+    t.self = t
+    assert.has_error(function() journal.encode(t) end)
+  end)
+
+  it("appends, reads back, skips a line cut by a kill", function()
+    local path = tmpfile()
+    local j = journal.open(path, { run_id = "r1" })
+    j:append({ { operator = "a", mode = "default", dtype = "fp16", case_index = 1, impl = "cuda", status = "ok" } })
+    j:append({ { operator = "a", mode = "default", dtype = "fp16", case_index = 2, impl = "cuda", status = "wrong" } })
+    j:close()
+    local fh = assert(io.open(path, "ab"))
+    fh:write('{"operator":"a","mode":"def') -- what SIGKILL mid-write leaves
+    fh:close()
+    local header, rows, problems = journal.read(path)
+    assert.equal("r1", header.run_id)
+    assert.equal(2, #rows)
+    assert.equal("wrong", rows[2].status)
+    assert.equal(1, #problems)
+    assert.matches(":4: unreadable line skipped", problems[1])
+    -- reopening does not write a second header
+    journal.open(path, { run_id = "r2" }):close()
+    header = journal.read(path)
+    assert.equal("r1", header.run_id)
+    os.remove(path)
+  end)
+
+  it("keys, latest entry per key and the done set", function()
+    local a = { operator = "a", mode = "default", dtype = "fp16", case_index = 1, impl = "cuda", status = "failed" }
+    local b = { operator = "a", mode = "default", dtype = "fp16", case_index = 1, impl = "cuda", status = "ok" }
+    local c = { operator = "a", mode = "autotune", dtype = "fp16", case_index = 1, impl = "cuda", status = "ok" }
+    assert.equal("a|default|fp16|1|cuda", journal.key(a))
+    local latest = journal.latest({ a, c, b })
+    assert.equal(2, #latest)
+    assert.equal(b, latest[1])
+    local done = journal.done_set({ a, c })
+    assert.is_true(done[journal.key(b)])
+    assert.is_nil(done["a|default|fp16|2|cuda"])
+  end)
+end)
