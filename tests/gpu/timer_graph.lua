@@ -1,0 +1,62 @@
+-- tb.timer on a GPU: graph replay and eager launches agree within noise on a ~1 ms kernel; the
+-- fixed protocol keeps exactly `repeat` samples; the clock check reports a plausible SM clock.
+-- Exit 77 without a GPU.
+local device = require('tb.device')
+local ok_dev, why = device.available()
+if not ok_dev then io.stderr:write('skip: ', tostring(why), '\n') os.exit(77) end
+local kernel, launch, tensor, timer = require('tb.kernel'), require('tb.launch'), require('tb.tensor'), require('tb.timer')
+
+-- ~1 ms of FMA work on every SM: compute-bound, so eviction and launch mode cannot change it.
+local SRC = [[
+extern "C" __global__ void fma_loop(float *out, int iters) {
+  float a = threadIdx.x * 1e-3f, b = 0.999f, c = 1e-4f;
+  for (int i = 0; i < iters; i++) { a = fmaf(a, b, c); b = fmaf(b, a, c); }
+  if (a + b == 12345.f) out[threadIdx.x] = a + b;
+}
+]]
+local props = device.props()
+local mod = assert(kernel.compile(SRC, { name = 'timer_graph.cu' }))
+local fn = mod:get('fma_loop', { 'ptr', 'i32' })
+local out = tensor.empty({ 1024 }, 'fp32')
+local function plan(iters) return launch.plan({ { fn = fn, grid = { props.sm_count * 4 }, block = { 256 }, args = { out, iters } } }) end
+
+local failures = 0
+local function check(cond, what)
+  print((cond and 'ok   ' or 'FAIL ') .. what)
+  if not cond then failures = failures + 1 end
+end
+
+-- Calibrate the iteration count to ~1 ms.
+local iters = 20000
+local probe = assert(timer.measure(plan(iters), { mode = 'fixed', warmup = 2, ['repeat'] = 5 }))
+iters = math.max(1000, math.floor(iters * 1.0 / probe.median))
+local p = plan(iters)
+
+local g = assert(timer.measure(p, { graph = true }))
+local e = assert(timer.measure(p, { graph = false }))
+print(string.format('graph %.4f ms (noise %.3f %%, n %d, %s)  eager %.4f ms (noise %.3f %%, n %d)  SM clock %.0f / %.0f MHz',
+  g.median, g.noise * 100, g.n, g.stop_reason, e.median, e.noise * 100, e.n, g.sm_clock_mhz or 0, g.max_clock_mhz))
+check(g.median > 0.5 and g.median < 2, 'the kernel takes about 1 ms')
+check(g.graph == true, 'graph mode used (' .. tostring(g.graph_fallback_reason) .. ')')
+check(e.graph == false and e.graph_fallback_reason == nil, 'eager mode used when asked')
+local tol = math.max(3 * math.max(g.noise, e.noise), 0.01)
+check(math.abs(g.median - e.median) <= tol * e.median, string.format('graph and eager agree within %.2f %%', tol * 100))
+
+local f = assert(timer.measure(p, { mode = 'fixed', warmup = 5, ['repeat'] = 30 }))
+check(f.mode == 'fixed' and f.n == 30 and f.stop_reason == 'repeat' and f.warmup == 5, 'fixed protocol keeps exactly repeat samples')
+
+check(g.sm_clock_mhz and g.sm_clock_mhz > 0.3 * g.max_clock_mhz and g.sm_clock_mhz < 1.1 * g.max_clock_mhz,
+  'the probe reports a plausible SM clock')
+local c = timer.clock_probe()
+print(string.format('clock_probe: %.0f MHz (SMs %.0f..%.0f, window %.0f ns)', c.mhz, c.min_mhz, c.max_mhz, c.window_ns))
+check(c.mhz > 0 and c.window_ns >= 2000 and c.sms == props.sm_count, 'clock_probe runs on every SM')
+
+-- Throttle filter: a threshold above any real clock drops every sample.
+local r, msg, code = timer.measure(p, { throttle_threshold = 1.5, timeout = 1 })
+check(r == nil and code == 'throttled' and msg:find('under 150%%'), 'samples under the threshold are dropped and counted: ' .. tostring(msg))
+local none = assert(timer.measure(p, { throttle_threshold = 0 }))
+check(none.dropped_throttled == 0, 'threshold 0 drops nothing')
+local off = assert(timer.measure(p, { clock_check = false }))
+check(off.sm_clock_mhz == nil and off.probe_s == 0, 'clock_check = false runs no probe')
+print(failures == 0 and 'PASS' or ('FAILED: ' .. failures))
+os.exit(failures == 0 and 0 or 1)
