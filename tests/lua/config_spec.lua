@@ -1,0 +1,183 @@
+-- tilebench.config: config.yaml validation, tolerances and work formulas.
+local config = require("tilebench.config")
+local grid = require("tilebench.grid")
+local yaml = require("tb.yaml")
+
+local HOME = TILEBENCH_HOME or os.getenv("TILEBENCH_HOME") or "."
+local FIX = HOME .. "/tests/fixtures/yaml/config/"
+
+local function load_error(name)
+  local ok, err = pcall(config.load, FIX .. name)
+  assert.is_false(ok, name .. " should not load")
+  local prefix = FIX .. name .. ": "
+  assert.are.equal(prefix, err:sub(1, #prefix), err)
+  return err:sub(#prefix + 1)
+end
+
+local function validate_error(text)
+  local ok, err = pcall(config.validate, yaml.load(text), "operators/x/config.yaml")
+  assert.is_false(ok, "should not validate: " .. text)
+  return err
+end
+
+describe("config.load", function()
+  it("loads a TileBench config and keeps its sections", function()
+    local c = config.load(FIX .. "swiglu.yaml")
+    assert.are.equal(FIX .. "swiglu.yaml", c.path)
+    assert.are.equal(20, c.benchmark.warmup)
+    assert.are.equal(100, c.benchmark["repeat"])
+    assert.is_true(c.benchmark.use_cuda_graph)
+    assert.are.same({"fp16", "bf16", "fp32"}, c.dtype)
+    assert.are.equal("n * dtype_size * 3", c.metrics.bytes_expr)
+  end)
+
+  it("names a misspelled key and suggests the right one", function()
+    assert.are.equal('unknown key "case_gird" in top level (did you mean "case_grid"?)', load_error("bad_typo.yaml"))
+    assert.are.equal('unknown key "hoper" in verify.arch_overrides (did you mean "hopper"?)', load_error("bad_nested.yaml"))
+    assert.are.equal('unknown key "warmpu" in benchmark (did you mean "warmup"?)',
+      validate_error("benchmark: {warmpu: 1}\ncase_grid: {n: [1]}\n"):match(": (.*)$"))
+  end)
+
+  it("names a value of the wrong type", function()
+    assert.are.equal('benchmark.warmup must be an integer, got string "ten"', load_error("bad_type.yaml"))
+    assert.are.equal("operators/x/config.yaml: benchmark.use_cuda_graph must be true or false, got integer 1",
+      validate_error("benchmark: {use_cuda_graph: 1}\ncase_grid: {n: [1]}\n"))
+    assert.are.equal("operators/x/config.yaml: verify.atol must be a number, got string \"tight\"",
+      validate_error("verify: {atol: tight}\ncase_grid: {n: [1]}\n"))
+    assert.are.equal("operators/x/config.yaml: benchmark.repeat must be at least 1, got 0",
+      validate_error("benchmark: {repeat: 0}\ncase_grid: {n: [1]}\n"))
+    assert.are.equal("operators/x/config.yaml: case_grid.n must be a list or {expr: ...}, got integer 3",
+      validate_error("case_grid: {n: 3}\n"))
+    assert.are.equal('operators/x/config.yaml: unknown key "exp" in case_grid.n (did you mean "expr"?)',
+      validate_error("case_grid: {n: {exp: \"[1]\"}}\n"))
+  end)
+
+  it("rejects an expression outside the subset, naming the file and key", function()
+    assert.are.equal('metrics.flops_expr: expression "__import__(\'os\').system(\'true\')": string literals are not part of the expression language at column 12',
+      load_error("bad_expr.yaml"))
+  end)
+
+  it("rejects names that are not case parameters", function()
+    assert.are.equal('metrics.bytes_expr: expression "n * dtyp_size": name "dtyp_size" is not a case parameter (did you mean "dtype_size"?)',
+      load_error("bad_unknown_name.yaml"))
+  end)
+
+  it("rejects a grid that expands to nothing and unknown dtypes", function()
+    assert.are.equal("case_grid expands to no cases (case_grid.n is empty)", load_error("bad_empty_grid.yaml"))
+    assert.are.equal('dtype[2]: unknown dtype "fp12"', load_error("bad_dtype.yaml"))
+  end)
+
+  it("requires case_grid and a mapping at the top", function()
+    assert.are.equal('operators/x/config.yaml: missing key "case_grid"', validate_error("dtype: [fp16]\n"))
+    assert.are.equal("operators/x/config.yaml: the top level must be a mapping, got list", validate_error("- 1\n"))
+  end)
+
+  it("reads YAML nulls as absent sections", function()
+    local c = config.validate(yaml.load("case_defaults:\nbenchmark:\ncase_grid: {n: [1]}\n"), "x.yaml")
+    assert.is_nil(c.case_defaults)
+    assert.is_nil(c.benchmark)
+  end)
+
+  it("passes YAML errors through with file:line:col", function()
+    local path = os.tmpname()
+    local f = assert(io.open(path, "wb"))
+    f:write("case_grid:\n  n: [1, 2\n")
+    f:close()
+    local ok, err = pcall(config.load, path)
+    os.remove(path)
+    assert.is_false(ok)
+    assert.matches("^" .. path:gsub("%p", "%%%0") .. ":%d+:%d+: ", err)
+  end)
+
+  it("loads every operator config in the tree", function()
+    local lfs = require("lfs")
+    local n = 0
+    if lfs.attributes(HOME .. "/operators", "mode") == "directory" then
+      for name in lfs.dir(HOME .. "/operators") do
+        local path = HOME .. "/operators/" .. name .. "/config.yaml"
+        if lfs.attributes(path, "mode") == "file" then
+          local c = config.load(path)
+          local cases = grid.expand(c)
+          assert.is_true(#cases > 0, path)
+          for _, case in ipairs(cases) do
+            local flops, bytes = config.work(c, case)
+            if c.metrics and c.metrics.bytes_expr then assert.are.equal("number", type(bytes), path) end
+            if c.metrics and c.metrics.flops_expr then assert.are.equal("number", type(flops), path) end
+          end
+          n = n + 1
+        end
+      end
+    end
+    if n == 0 then pending("no operators/*/config.yaml yet") end
+  end)
+end)
+
+describe("config.tolerance", function()
+  it("defaults by output dtype as TileBench's verifier", function()
+    local c = config.validate(yaml.load("case_grid: {n: [1]}\n"), "x")
+    assert.are.same({1e-5, 1.3e-6}, {config.tolerance(c, "fp32")})
+    assert.are.same({1e-5, 1.3e-6}, {config.tolerance(c, "float32")})
+    assert.are.same({1e-3, 1e-3}, {config.tolerance(c, "fp16")})
+    assert.are.same({1e-2, 1.6e-2}, {config.tolerance(c, "bf16")})
+    assert.are.same({1.0, 0.1}, {config.tolerance(c, "fp8_e4m3fn")})
+    assert.are.same({0, 0}, {config.tolerance(c, "int64")})
+    assert.are.same({0, 0}, {config.tolerance(c, "int8")})
+    assert.are.same({1e-2, 1e-2}, {config.tolerance(c, "complex64")})
+  end)
+
+  it("applies verify, then verify.arch_overrides of the family", function()
+    local c = config.load(FIX .. "conv2d_arch.yaml")
+    assert.are.same({1e-1, 1e-2}, {config.tolerance(c, "fp16", "hopper")})
+    assert.are.same({2e-1, 1e-2}, {config.tolerance(c, "fp16", "cdna3")})
+    assert.are.same({1e-1, 1e-2}, {config.tolerance(c, "int32")}) -- integer outputs included
+    local d = config.load(FIX .. "dequantize_rowwise.yaml")
+    assert.are.same({1e-3, 1e-3}, {config.tolerance(d, "fp16", "hopper")})
+  end)
+end)
+
+describe("config.work", function()
+  it("infers n as the product of integer shape parameters (swiglu: M*N)", function()
+    local c = config.load(FIX .. "swiglu.yaml")
+    local case = grid.expand(c)[1]                 -- N = 1024, fp16
+    local flops, bytes, n = config.work(c, case)
+    assert.are.equal(4096 * 1024, n)
+    assert.are.equal(4096 * 1024, flops)
+    assert.are.equal(4096 * 1024 * 2 * 3, bytes)
+    assert.are.equal("integer", math.type(bytes))
+  end)
+
+  it("uses metrics.n_expr where the config states n (destindex)", function()
+    local c = config.load(FIX .. "destindex.yaml")
+    local cases = grid.expand(c)
+    local flops, bytes = config.work(c, cases[#cases]) -- seq_len 40960, int8
+    assert.are.equal(1600 * 40960, flops)
+    assert.are.equal(1600 * 40960 * 1 * 2, bytes)
+  end)
+
+  it("uses the case's own n when it has one", function()
+    local c = config.load(FIX .. "fused_activation.yaml")
+    local flops, bytes = config.work(c, grid.expand(c)[2])
+    assert.are.equal(5 * 2097152, flops)
+    assert.are.equal(4 * 2097152 * 4, bytes)
+  end)
+
+  it("gives dtype_size by dtype, 4 for an unknown name", function()
+    local c = config.load(FIX .. "dequantize_rowwise.yaml")
+    local case = grid.expand(c)[1]
+    local flops, bytes = config.work(c, case)
+    assert.are.equal(2 * 512 * 512, flops)
+    assert.are.equal(512 * 512 + 512 * 4 + 512 * 512 * 2, bytes)
+    local sw = config.load(FIX .. "swiglu.yaml")
+    for dtype, size in pairs({fp32 = 4, fp16 = 2, bf16 = 2, int8 = 1, int32 = 4, int64 = 8, fp8_e4m3 = 1, weird = 4}) do
+      local _, b = config.work(sw, {params = {M = 1, N = 1}, dtype = dtype})
+      assert.are.equal(3 * size, b, dtype)
+    end
+  end)
+
+  it("names the file and key when a formula fails", function()
+    local c = config.validate(yaml.load("case_grid: {n: [0]}\nmetrics: {bytes_expr: \"1 // n\"}\n"), "op.yaml")
+    local ok, err = pcall(config.work, c, grid.expand(c)[1])
+    assert.is_false(ok)
+    assert.are.equal('op.yaml: metrics.bytes_expr: expression "1 // n": integer division or modulo by zero at column 3', err)
+  end)
+end)
