@@ -1,0 +1,128 @@
+-- metrics.lua: the numbers of one measured case — latency, GB/s, TFLOP/s, arithmetic intensity,
+-- the roofline fraction rho, speedup and library efficiency — plus metrics a campaign registers
+-- as Lua functions, and the performance gate.
+--
+--   metrics.compute(row, ctx) -> m
+--     row: {ms = time of the implementation, flops =, bytes = (config.work), dtype =,
+--           category =, baseline_ms = the baseline's time, lib_ms = the library's time}
+--           (t_baseline and t_lib are accepted for baseline_ms and lib_ms)
+--     ctx: {peaks = peaks.load(...), category =, dtype =} (row fields win over ctx's)
+--     m:   {latency_ms, gbs, tflops, intensity, rho, bound = "memory"|"compute",
+--           ceiling_tflops, ceiling (peaks key), speedup, elib, <registered names>...}
+--     A value that cannot be computed (no time, no formula, no peaks) is nil, never a guess.
+--   metrics.register(name, fn)     fn(row, ctx, m) -> number or nil; m holds the built-in ones
+--   metrics.unregister(name); metrics.registered() -> names in registration order
+--   metrics.gate(row, gates) -> status, reason   gates = {rho = X, elib = Y}; also sets
+--                                  row.status and row.reason when the row becomes slow
+--
+-- Units: gbs = bytes / t / 1e9 with t in s; tflops = flops / t / 1e12; intensity = flops/byte.
+-- rho = W / (t * P) for the binding resource: a case whose intensity is under the ridge point
+-- P_compute / P_bandwidth is memory-bound (W = bytes, P = bandwidth), else compute-bound
+-- (W = flops, P = the ceiling peaks.ceiling picks for its dtype and category: the matrix rate
+-- of the dtype for MatMul/Attn, the fp32 vector rate otherwise). A case with no flops formula
+-- (or 0 flops) is memory-bound; one with flops but no bytes is compute-bound.
+-- speedup = t_baseline / t_impl; elib = t_lib / t_impl.
+local peaks_mod = require("tilebench.peaks")
+
+local M = {}
+
+local builtin = {latency_ms = true, gbs = true, tflops = true, intensity = true, rho = true,
+                 bound = true, ceiling_tflops = true, ceiling = true, speedup = true, elib = true}
+
+local registry, order = {}, {}
+
+function M.register(name, fn)
+  if type(name) ~= "string" or not name:match("^[%a_][%w_]*$") then
+    error(string.format("metrics.register: a metric name is an identifier, got %s", tostring(name)), 2)
+  end
+  if builtin[name] then error(string.format('metrics.register: "%s" is a built-in metric', name), 2) end
+  if type(fn) ~= "function" then
+    error(string.format('metrics.register: metric "%s" needs a function, got %s', name, type(fn)), 2)
+  end
+  if not registry[name] then order[#order + 1] = name end
+  registry[name] = fn
+end
+
+function M.unregister(name)
+  if not registry[name] then return end
+  registry[name] = nil
+  for i, n in ipairs(order) do
+    if n == name then table.remove(order, i) break end
+  end
+end
+
+function M.registered()
+  local out = {}
+  for i, n in ipairs(order) do out[i] = n end
+  return out
+end
+
+local function positive(v) return type(v) == "number" and v > 0 and v == v end
+
+function M.compute(row, ctx)
+  ctx = ctx or {}
+  local m = {}
+  local ms = row.ms
+  local dtype = row.dtype or ctx.dtype
+  local category = row.category or ctx.category
+  if positive(ms) then
+    local t = ms * 1e-3
+    m.latency_ms = ms
+    local flops, bytes = row.flops, row.bytes
+    if type(bytes) == "number" then m.gbs = bytes / t / 1e9 end
+    if type(flops) == "number" then m.tflops = flops / t / 1e12 end
+    if positive(flops) and positive(bytes) then m.intensity = flops / bytes end
+    local p = row.peaks or ctx.peaks
+    if p and (positive(flops) or positive(bytes)) then
+      local ceiling, key = peaks_mod.ceiling(p, dtype, category)
+      local bw = peaks_mod.bandwidth(p)
+      local ridge = ceiling * 1e12 / (bw * 1e9)
+      m.ceiling_tflops, m.ceiling = ceiling, key
+      local memory_bound
+      if not positive(flops) then memory_bound = true
+      elseif not positive(bytes) then memory_bound = false
+      else memory_bound = m.intensity < ridge end
+      if memory_bound then
+        m.bound = "memory"
+        m.rho = bytes / (t * bw * 1e9)
+      else
+        m.bound = "compute"
+        m.rho = flops / (t * ceiling * 1e12)
+      end
+    end
+    local baseline_ms = row.baseline_ms or row.t_baseline
+    local lib_ms = row.lib_ms or row.t_lib
+    if positive(baseline_ms) then m.speedup = baseline_ms / ms end
+    if positive(lib_ms) then m.elib = lib_ms / ms end
+  end
+  for _, name in ipairs(order) do
+    local ok, v = pcall(registry[name], row, ctx, m)
+    if not ok then error(string.format('metric "%s": %s', name, tostring(v)), 0) end
+    if v ~= nil and type(v) ~= "number" then
+      error(string.format('metric "%s" must give a number or nil, got %s', name, type(v)), 0)
+    end
+    m[name] = v
+  end
+  return m
+end
+
+local function fmt(v) return string.format("%.3g", v) end
+
+-- A case that verified ("ok") but is under a gate becomes "slow" with the reason; anything else
+-- is returned unchanged. A gate on a metric the row lacks (no peaks, no library) is not applied.
+function M.gate(row, gates)
+  local status, reason = row.status, row.reason
+  if status ~= "ok" or not gates then return status, reason end
+  local why = {}
+  for _, key in ipairs({"rho", "elib"}) do
+    local g, v = gates[key], row[key]
+    if type(g) == "number" and type(v) == "number" and v < g then
+      why[#why + 1] = string.format("%s %s < gate %s", key, fmt(v), fmt(g))
+    end
+  end
+  if #why == 0 then return status, reason end
+  row.status, row.reason = "slow", table.concat(why, "; ")
+  return row.status, row.reason
+end
+
+return M

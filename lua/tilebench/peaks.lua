@@ -1,0 +1,142 @@
+-- peaks.lua: a GPU's measured ceilings (peaks/<label>.json, written by `tilebench peaks`), checked
+-- on load, and the choice of the compute ceiling a case is measured against.
+--
+--   peaks.load(label [, opts]) -> peaks     opts.dir: the folder (default $TILEBENCH_PEAKS_DIR,
+--                                           else TILEBENCH_HOME/peaks)
+--   peaks.load_file(path [, label]) -> peaks
+--   peaks.validate(t, name [, label]) -> t
+--   peaks.save(label, t [, opts])           validates, writes sorted JSON atomically
+--   peaks.path(label [, dir]) -> path
+--   peaks.ceiling(peaks, dtype, category) -> tflops, key    the compute ceiling (TFLOP/s)
+--   peaks.bandwidth(peaks) -> GB/s
+--
+-- Schema: {gpu = label, device = {name = ..., ...}, measured_at = "...", tilebench = "...",
+--   bandwidth_gbs = N, fp32_tflops = N, matrix_tflops = {fp16 =, bf16 =, tf32 =, fp8_e4m3 =,
+--   fp8_e4m3_fast_accum =, int8 =}, provenance = {...}}. Rates are positive numbers; a matrix
+-- rate may be absent (not measurable on that GPU) and is then an error only when a case needs it.
+-- Other top-level keys are kept (the writer may record more).
+--
+-- Which ceiling (peaks.matrix_rates): MatMul/Attn cases run on the tensor cores, so they are
+-- measured against the matrix rate of their dtype: fp16 -> fp16, bf16 -> bf16, fp32 -> tf32
+-- (TileBench's fp32 matmuls allow TF32), fp8_e4m3 -> fp8_e4m3 (fp32 accumulation, as the
+-- reference; the fast-accumulation rate is recorded but not used), int8 -> int8. Every other
+-- case (and a MatMul/Attn dtype without an entry) is measured against the fp32 vector FMA rate.
+local util = require("tilebench.util")
+
+local M = {}
+
+M.matrix_keys = {"fp16", "bf16", "tf32", "fp8_e4m3", "fp8_e4m3_fast_accum", "int8"}
+
+M.matrix_rates = {
+  ["MatMul/Attn"] = {fp16 = "fp16", bf16 = "bf16", fp32 = "tf32", fp8_e4m3 = "fp8_e4m3", int8 = "int8"},
+}
+
+local function fail(name, fmt, ...) error(name .. ": " .. string.format(fmt, ...), 0) end
+
+local function check_label(label)
+  if type(label) ~= "string" or not label:match("^[A-Za-z0-9._+-]+$") or label == "." or label == ".." then
+    error(string.format("invalid GPU label %s: use letters, digits and . _ + - (one path component)",
+      util.describe(label)), 0)
+  end
+end
+
+function M.dir()
+  local env = os.getenv("TILEBENCH_PEAKS_DIR")
+  if env and env ~= "" then return env end
+  return util.path_join(TILEBENCH_HOME or os.getenv("TILEBENCH_HOME") or ".", "peaks")
+end
+
+function M.path(label, dir)
+  check_label(label)
+  return util.path_join(dir or M.dir(), label .. ".json")
+end
+
+local function positive(name, key, v)
+  if type(v) ~= "number" or v ~= v or v <= 0 or v == math.huge then
+    fail(name, "%s must be a positive number, got %s", key, util.describe(v))
+  end
+end
+
+function M.validate(t, name, label)
+  name = name or "peaks"
+  if type(t) ~= "table" or util.is_array(t) and next(t) ~= nil then
+    fail(name, "must hold a JSON object, got %s", util.describe(t))
+  end
+  if type(t.gpu) ~= "string" then fail(name, "gpu must be a string, got %s", util.describe(t.gpu)) end
+  if label and t.gpu ~= label then fail(name, 'gpu is "%s", expected "%s"', t.gpu, label) end
+  if type(t.device) ~= "table" or type(t.device.name) ~= "string" then
+    fail(name, "device must be an object with a name, got %s", util.describe(t.device))
+  end
+  for _, k in ipairs({"measured_at", "tilebench"}) do
+    if t[k] ~= nil and type(t[k]) ~= "string" then fail(name, "%s must be a string, got %s", k, util.describe(t[k])) end
+  end
+  positive(name, "bandwidth_gbs", t.bandwidth_gbs)
+  positive(name, "fp32_tflops", t.fp32_tflops)
+  if type(t.matrix_tflops) ~= "table" then
+    fail(name, "matrix_tflops must be an object, got %s", util.describe(t.matrix_tflops))
+  end
+  local known = {}
+  for _, k in ipairs(M.matrix_keys) do known[k] = true end
+  for k, v in pairs(t.matrix_tflops) do
+    if not known[k] then
+      local hint = util.did_you_mean(tostring(k), M.matrix_keys)
+      fail(name, 'unknown key "%s" in matrix_tflops%s', tostring(k),
+        hint and string.format(' (did you mean "%s"?)', hint) or "")
+    end
+    if v ~= util.null then positive(name, "matrix_tflops." .. k, v) end
+  end
+  if t.provenance ~= nil and type(t.provenance) ~= "table" then
+    fail(name, "provenance must be an object, got %s", util.describe(t.provenance))
+  end
+  return t
+end
+
+function M.load_file(path, label)
+  local f = io.open(path, "rb")
+  if not f then
+    local l = label or util.basename(path):gsub("%.json$", "")
+    error(string.format("no peaks for GPU label '%s': run `tilebench peaks --gpu %s` (looked for %s)",
+      l, l, path), 0)
+  end
+  local text = f:read("a")
+  f:close()
+  local t = util.json_decode(text, path)
+  t._path = path
+  M.validate(t, path, label)
+  return t
+end
+
+function M.load(label, opts)
+  opts = opts or {}
+  return M.load_file(M.path(label, opts.dir), label)
+end
+
+function M.save(label, t, opts)
+  opts = opts or {}
+  local path = M.path(label, opts.dir)
+  M.validate(t, path, label)
+  local copy = util.deepcopy(t)
+  copy._path = nil
+  util.write_json(path, copy)
+  return path
+end
+
+function M.bandwidth(p) return p.bandwidth_gbs end
+
+-- The compute ceiling (TFLOP/s) for a case of dtype in category, and the key it came from.
+function M.ceiling(p, dtype, category)
+  local d = util.normalize_dtype(dtype) or dtype
+  local rates = M.matrix_rates[category or ""]
+  local key = rates and rates[d]
+  if key then
+    local v = p.matrix_tflops and p.matrix_tflops[key]
+    if v == nil or v == util.null then
+      error(string.format("%s has no matrix_tflops.%s (the ceiling of %s %s cases): run `tilebench peaks --gpu %s`",
+        p._path or ("peaks for " .. tostring(p.gpu)), key, tostring(dtype), category, tostring(p.gpu)), 0)
+    end
+    return v, "matrix_tflops." .. key
+  end
+  return p.fp32_tflops, "fp32_tflops"
+end
+
+return M
