@@ -45,7 +45,7 @@ function M.run(args)
   local opts, pos = options.parse(args, M.spec, "worker")
   if #pos > 0 then options.usage_error("worker: unexpected argument '%s'", pos[1]) end
   local out = sys.claim_stdout()
-  local runner = require(opts.runner or "tilebench.runner")
+  local runner_ok, runner = pcall(require, opts.runner or "tilebench.runner")
   local selected = false
 
   local function reply(msg)
@@ -59,7 +59,14 @@ function M.run(args)
       if type(msg) ~= "table" then
         reply({ error = "worker: unreadable request: " .. tostring(err) })
       elseif msg.hello then
-        local info = runner.describe and runner.describe() or M.describe(not selected and opts.device or nil)
+        local info
+        if not runner_ok then
+          info = { pid = sys.getpid(), error = "worker: cannot load the runner: " .. tostring(runner) }
+        elseif runner.describe then
+          info = runner.describe()
+        else
+          info = M.describe(not selected and opts.device or nil)
+        end
         selected = true
         reply({ hello = info })
       elseif type(msg.item) == "table" then
@@ -67,6 +74,7 @@ function M.run(args)
           require("tb.device").select(opts.device)
           selected = true
         end
+        if not runner_ok then error("worker: cannot load the runner: " .. tostring(runner), 0) end
         local ok, rows = xpcall(runner.run_item, debug.traceback, msg.item)
         if ok then
           reply({ rows = rows })
