@@ -10,10 +10,12 @@
 --   peaks.ceiling(peaks, dtype, category) -> tflops, key    the compute ceiling (TFLOP/s)
 --   peaks.bandwidth(peaks) -> GB/s
 --
--- Schema: {gpu = label, device = {name = ..., ...}, measured_at = "...", tilebench = "...",
+-- Schema: {gpu = label, device = {name = ..., ...}, measured_at = "...", tilebench = "0.1.0" or
+--   {version =, git_sha =},
 --   bandwidth_gbs = N, fp32_tflops = N, matrix_tflops = {fp16 =, bf16 =, tf32 =, fp8_e4m3 =,
 --   fp8_e4m3_fast_accum =, int8 =}, provenance = {...}}. Rates are positive numbers; a matrix
--- rate may be absent (not measurable on that GPU) and is then an error only when a case needs it.
+-- rate may be absent or null (not measurable on that GPU) and is then an error only when a case
+-- needs it.
 -- Other top-level keys are kept (the writer may record more).
 --
 -- Which ceiling (peaks.matrix_rates): MatMul/Attn cases run on the tensor cores, so they are
@@ -67,8 +69,11 @@ function M.validate(t, name, label)
   if type(t.device) ~= "table" or type(t.device.name) ~= "string" then
     fail(name, "device must be an object with a name, got %s", util.describe(t.device))
   end
-  for _, k in ipairs({"measured_at", "tilebench"}) do
-    if t[k] ~= nil and type(t[k]) ~= "string" then fail(name, "%s must be a string, got %s", k, util.describe(t[k])) end
+  if t.measured_at ~= nil and type(t.measured_at) ~= "string" then
+    fail(name, "measured_at must be a string, got %s", util.describe(t.measured_at))
+  end
+  if t.tilebench ~= nil and type(t.tilebench) ~= "string" and type(t.tilebench) ~= "table" then
+    fail(name, "tilebench must be a version string or object, got %s", util.describe(t.tilebench))
   end
   positive(name, "bandwidth_gbs", t.bandwidth_gbs)
   positive(name, "fp32_tflops", t.fp32_tflops)
