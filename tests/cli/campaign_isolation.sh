@@ -82,6 +82,19 @@ for f in broken_unwritten_default broken_wrong_result_default broken_oob_write_d
   check "$f: identical including times (deterministic fake)" \
     cmp -s "$work/full/fake/csv/$f.csv" "$work/part/fake/csv/$f.csv"
 done
+
+# ---- Ctrl-C: stop after the current case, write what is finished, print the resume command ----
+TILEBENCH_RESULTS_DIR="$work/int" TB_FAKE_SLEEP=0.5 "$TB" run --operator broken_unwritten,broken_wrong_result \
+  --gpu fake --quiet >"$work/int.out" 2>&1 &
+pid=$!
+sleep 1.8
+kill -INT $pid
+wait $pid
+rc=$?
+check "interrupted run exits 130 [rc=$rc]" test $rc -eq 130
+check "prints the resume command" grep -q "^resume with: tilebench run --resume .* --gpu fake" "$work/int.out"
+check "stopped after the current case, not at once" grep -qE "^stopped \(SIGINT\): [1-5] of 6 cases done" "$work/int.out"
+check "finished cases written to CSV" test -s "$work/int/fake/csv/broken_unwritten_default.csv"
 if [ $fail -ne 0 ]; then
   echo "--- iso.err"; cat "$work/iso.err"; echo "--- resume.out"; cat "$work/resume.out"
 fi
