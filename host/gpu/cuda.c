@@ -3,7 +3,9 @@
  *
  * Entry points are requested by their base name ("cuMemAlloc") at the headers' CUDA_VERSION (or
  * the driver's, if older), which yields the ABI the headers declare (cuMemAlloc_v2,
- * cuEventElapsedTime_v2, ...); each pointer is typed from the header's own prototype. */
+ * cuEventElapsedTime_v2, ...); each pointer is typed from the header's own prototype. The legacy
+ * default-stream variants are asked for: every launch names its stream, and a NULL stream must
+ * mean the same thing as in the unsuffixed exports (dlsym fallback for drivers before 12.0). */
 #define _GNU_SOURCE /* dladdr */
 #include <cuda.h>
 #include <dlfcn.h>
@@ -182,7 +184,7 @@ static gpu_status resolve_symbols(void) {
     const struct cu_symbol *s = &cu_symbols[i];
     void *fn = NULL;
     CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-    if (get_proc == NULL || get_proc(s->base, &fn, want, CU_GET_PROC_ADDRESS_DEFAULT, &found) != CUDA_SUCCESS ||
+    if (get_proc == NULL || get_proc(s->base, &fn, want, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &found) != CUDA_SUCCESS ||
         found != CU_GET_PROC_ADDRESS_SUCCESS)
       fn = NULL;
     if (fn == NULL) fn = dlsym(libcuda, s->versioned);
