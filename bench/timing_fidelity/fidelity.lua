@@ -1,0 +1,72 @@
+-- fidelity.lua: times the cases of kernels.cu with tb.timer (defaults: adaptive, CUPTI, graphs,
+-- eviction, clock check) and writes one CSV row per case.
+-- usage: tilebench script bench/timing_fidelity/fidelity.lua CUBIN CASES OUT.csv [sweep|stability]
+--   CASES: the output of `fid_cases --list` (name kind n bytes grid block).
+--   sweep: every case; also prints the sweep's wall time against its GPU busy time (overhead).
+--   stability: the cases of 50 us and more only (run once per fresh process by run.sh).
+local device, kernel, launch, tensor, timer, sys =
+  require('tb.device'), require('tb.kernel'), require('tb.launch'), require('tb.tensor'), require('tb.timer'), require('tb.sys')
+local cubin, cases_path, out_path, what = arg[1], arg[2], arg[3], arg[4] or 'sweep'
+assert(cubin and cases_path and out_path, 'usage: fidelity.lua CUBIN CASES OUT.csv [sweep|stability]')
+
+local cases = {}
+for line in io.lines(cases_path) do
+  local name, kind, n, bytes, grid, block = line:match('^(%S+) (%d+) (%d+) (%d+) (%d+) (%d+)$')
+  if name then
+    cases[#cases + 1] = { name = name, kind = tonumber(kind), n = math.tointeger(tonumber(n)),
+      bytes = math.tointeger(tonumber(bytes)), grid = tonumber(grid), block = tonumber(block) }
+  end
+end
+assert(#cases > 0, 'no case in ' .. cases_path)
+
+local mod = kernel.load(cubin)
+local copy4 = mod:get('copy4', { 'ptr', 'ptr', 'i64' })
+local scale4 = mod:get('scale4', { 'ptr', 'ptr', 'i64', 'f32' })
+local add4 = mod:get('add4', { 'ptr', 'ptr', 'ptr', 'i64' })
+local fma = mod:get('fma_loop', { 'ptr', 'i32' })
+
+local max_n = 0
+for _, c in ipairs(cases) do if c.kind ~= 1 and c.n > max_n then max_n = c.n end end
+local a, b = tensor.empty({ max_n * 4 }, 'fp32'), tensor.empty({ max_n * 4 }, 'fp32')
+local c3 = tensor.empty({ 16 << 20 }, 'fp32')
+local out = tensor.empty({ 1024 }, 'fp32')
+
+local function plan_for(c)
+  local g, bl = { c.grid }, { c.block }
+  if c.kind == 0 then return launch.plan({ { fn = copy4, grid = g, block = bl, args = { a, b, c.n } } }) end
+  if c.kind == 1 then return launch.plan({ { fn = fma, grid = g, block = bl, args = { out, c.n } } }) end
+  return launch.plan({
+    { fn = scale4, grid = g, block = bl, args = { a, b, c.n, 2.0 } },
+    { fn = add4, grid = g, block = bl, args = { a, b, c3, c.n } },
+    { fn = copy4, grid = g, block = bl, args = { c3, a, c.n } },
+  })
+end
+
+local plans = {}
+for i, c in ipairs(cases) do
+  plans[i] = plan_for(c)
+  plans[i]:run() -- once before timing, so no first-launch cost lands in the sweep
+end
+
+local f = assert(io.open(out_path, 'w'))
+f:write('kernel,bytes,tilebench_us,events_us,n,noise,dropped_throttled,sm_clock_mhz,clock,graph,stop_reason,wall_s,gpu_busy_s,probe_s\n')
+local t0 = sys.monotonic()
+local busy, probe = 0, 0
+for i, c in ipairs(cases) do
+  local r, msg = timer.measure(plans[i])
+  if r == nil then
+    io.stderr:write(c.name, ': ', msg, '\n')
+  elseif what == 'sweep' or r.median >= 0.05 then
+    busy, probe = busy + r.gpu_busy_s, probe + r.probe_s
+    f:write(string.format('%s,%d,%.4f,%.4f,%d,%.5f,%d,%.0f,%s,%s,%s,%.4f,%.4f,%.4f\n', c.name, c.bytes, r.median * 1e3,
+      r.events_median * 1e3, r.n, r.noise, r.dropped_throttled, r.sm_clock_mhz or 0, r.clock, tostring(r.graph),
+      r.stop_reason, r.wall_s, r.gpu_busy_s, r.probe_s))
+    if r.clock_fallback_reason then io.stderr:write('clock fallback: ', r.clock_fallback_reason, '\n') end
+  end
+end
+local wall = sys.monotonic() - t0
+f:close()
+if what == 'sweep' then
+  print(string.format('overhead: sweep of %d cases: wall %.3f s, GPU busy (evictions + kernels) %.3f s, ratio %.3f; clock probes %.3f s',
+    #cases, wall, busy, wall / busy, probe))
+end

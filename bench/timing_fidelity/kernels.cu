@@ -1,0 +1,110 @@
+// kernels.cu: the kernels of the timing-fidelity benchmark and the one table of cases every tool
+// times (tilebench, ncu, triton.testing.do_bench), so all three run the same binary code:
+//   copy4     dst = src, float4 per thread, grid-stride   (10 sizes, ~2 us to ~5 ms)
+//   fma_loop  a dependent FMA chain per thread            (compute-bound, ~50 us to ~20 ms)
+//   plan3     scale4, add4, copy4 on 64 MiB buffers       (a three-kernel plan, timed as one)
+// Built twice by run.sh: `nvcc -cubin` (loaded by tilebench and by do_bench.py) and as a program
+// (`fid_cases`) that prints the case table (--list) or launches every case for ncu (--ncu).
+#include <cuda_runtime.h>
+
+extern "C" __global__ void copy4(const float4 *__restrict__ src, float4 *__restrict__ dst, long long n4) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n4; i += (long long)gridDim.x * blockDim.x)
+    dst[i] = src[i];
+}
+
+extern "C" __global__ void scale4(const float4 *__restrict__ src, float4 *__restrict__ dst, long long n4, float alpha) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n4; i += (long long)gridDim.x * blockDim.x) {
+    float4 v = src[i];
+    dst[i] = make_float4(alpha * v.x, alpha * v.y, alpha * v.z, alpha * v.w);
+  }
+}
+
+extern "C" __global__ void add4(const float4 *__restrict__ a, const float4 *__restrict__ b, float4 *__restrict__ out, long long n4) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n4; i += (long long)gridDim.x * blockDim.x) {
+    float4 x = a[i], y = b[i];
+    out[i] = make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
+  }
+}
+
+extern "C" __global__ void fma_loop(float *out, int iters) {
+  float a = threadIdx.x * 1e-3f, b = 0.999f, c = 1e-4f;
+  for (int i = 0; i < iters; i++) {
+    a = fmaf(a, b, c);
+    b = fmaf(b, a, c);
+  }
+  if (a + b == 12345.f) out[threadIdx.x] = a + b; // never true; keeps the loop alive
+}
+
+#ifndef __CUDACC_RTC__
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// kind: 0 copy4, 1 fma_loop, 2 plan3. n: float4 elements per buffer (kinds 0, 2) or iterations.
+struct fid_case { const char *name; int kind; long long n; };
+static const fid_case cases[] = {
+  {"copy_32K", 0, (32ll << 10) / 16},   {"copy_128K", 0, (128ll << 10) / 16},
+  {"copy_512K", 0, (512ll << 10) / 16}, {"copy_2M", 0, (2ll << 20) / 16},
+  {"copy_8M", 0, (8ll << 20) / 16},     {"copy_32M", 0, (32ll << 20) / 16},
+  {"copy_128M", 0, (128ll << 20) / 16}, {"copy_512M", 0, (512ll << 20) / 16},
+  {"copy_2G", 0, (2ll << 30) / 16},     {"copy_8G", 0, (8ll << 30) / 16},
+  {"fma_6k", 1, 6000},                  {"fma_125k", 1, 125000},
+  {"fma_2500k", 1, 2500000},            {"plan3_64M", 2, (64ll << 20) / 16},
+};
+static const int n_cases = sizeof cases / sizeof cases[0];
+
+#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
+  fprintf(stderr, "%s:%d: %s: %s (%s)\n", __FILE__, __LINE__, #x, cudaGetErrorName(e_), cudaGetErrorString(e_)); exit(1); } } while (0)
+
+static int sm_count(void) {
+  int dev = 0, n = 0;
+  CK(cudaGetDevice(&dev));
+  CK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+  return n;
+}
+static unsigned mem_grid(long long n4, int sms) {
+  long long g = (n4 + 255) / 256, cap = (long long)sms * 16;
+  return (unsigned)(g < cap ? g : cap);
+}
+static long long case_bytes(const fid_case &c) { return c.kind == 0 ? 2 * 16 * c.n : c.kind == 2 ? 7 * 16 * c.n : 0; }
+
+int main(int argc, char **argv) {
+  int sms = sm_count();
+  if (argc > 1 && strcmp(argv[1], "--list") == 0) {
+    // One line per case: name kind n bytes grid block (the launch every tool uses).
+    for (int i = 0; i < n_cases; i++) {
+      const fid_case &c = cases[i];
+      unsigned grid = c.kind == 1 ? (unsigned)sms * 4 : mem_grid(c.n, sms);
+      printf("%s %d %lld %lld %u %d\n", c.name, c.kind, c.n, case_bytes(c), grid, 256);
+    }
+    return 0;
+  }
+  // --ncu REPS: launch every case REPS times, in table order, one launch sequence per line on stdout.
+  int reps = argc > 2 ? atoi(argv[2]) : 3;
+  long long max_n = 0;
+  for (int i = 0; i < n_cases; i++) if (cases[i].kind != 1 && cases[i].n > max_n) max_n = cases[i].n;
+  float4 *a, *b, *c;
+  CK(cudaMalloc(&a, max_n * 16)); CK(cudaMalloc(&b, max_n * 16)); CK(cudaMalloc(&c, 64ll << 20));
+  CK(cudaMemset(a, 0, max_n * 16)); CK(cudaMemset(b, 0, max_n * 16));
+  float *out; CK(cudaMalloc(&out, 4096));
+  for (int i = 0; i < n_cases; i++) {
+    const fid_case &k = cases[i];
+    for (int r = 0; r < reps; r++) {
+      if (k.kind == 0) {
+        copy4<<<mem_grid(k.n, sms), 256>>>(a, b, k.n);
+      } else if (k.kind == 1) {
+        fma_loop<<<sms * 4, 256>>>(out, (int)k.n);
+      } else {
+        unsigned g = mem_grid(k.n, sms);
+        scale4<<<g, 256>>>(a, b, k.n, 2.0f);
+        add4<<<g, 256>>>(a, b, c, k.n);
+        copy4<<<g, 256>>>(c, a, k.n);
+      }
+      CK(cudaGetLastError());
+      CK(cudaDeviceSynchronize());
+      printf("%s %d %d\n", k.name, r, k.kind == 2 ? 3 : 1); // case, rep, kernels launched
+    }
+  }
+  return 0;
+}
+#endif

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# run.sh: the timing-fidelity benchmark (issue 3). Times the cases of kernels.cu with tilebench
+# (./build/tilebench), with ncu (--cache-control all --clock-control none, gpu__time_duration.sum)
+# and with triton.testing.do_bench where python3, torch and triton exist; then stability (one
+# case table over 5 fresh processes) and overhead (sweep wall time vs GPU busy time).
+# usage (repo root): bash bench/timing_fidelity/run.sh [OUTDIR]    ~3-5 minutes on an H200
+# writes OUTDIR/timing_fidelity_H200.csv (and the raw files) and copies the CSVs to bench/results/.
+set -uo pipefail
+OUT=${1:-bench/results/timing_fidelity_raw}
+GPU=${TB_GPU_LABEL:-H200}
+TB=${TILEBENCH:-./build/tilebench}
+HERE=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$OUT" bench/results
+NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+step() { echo "== $(date +%T) $*"; }
+
+step "building kernels.cu (cubin for tilebench and do_bench, program for ncu)"
+ARCH=${TB_ARCH:-sm_90}
+"$NVCC" -arch="$ARCH" -cubin -o "$W/fid.cubin" "$HERE/kernels.cu" || exit 1
+"$NVCC" -arch="$ARCH" -O2 -o "$W/fid_cases" "$HERE/kernels.cu" || exit 1
+"$W/fid_cases" --list > "$W/cases.txt" || exit 1
+cp "$W/cases.txt" "$OUT/cases.txt"
+cat "$W/cases.txt"
+
+step "tilebench sweep (defaults: adaptive, CUPTI, graph, 2 x L2 eviction, clock check)"
+"$TB" script "$HERE/fidelity.lua" "$W/fid.cubin" "$W/cases.txt" "$OUT/tilebench.csv" sweep 2> "$OUT/tilebench.log" | tee "$OUT/overhead.txt"
+cat "$OUT/tilebench.log" >&2
+
+step "stability: 5 fresh processes"
+for i in 1 2 3 4 5; do
+  "$TB" script "$HERE/fidelity.lua" "$W/fid.cubin" "$W/cases.txt" "$OUT/stability_$i.csv" stability 2>> "$OUT/tilebench.log" ||
+    echo "stability run $i failed (see tilebench.log)"
+done
+
+if command -v ncu >/dev/null; then
+  step "ncu (--cache-control all --clock-control none, gpu__time_duration.sum), 3 launches per case"
+  timeout 240 ncu --cache-control all --clock-control none --metrics gpu__time_duration.sum --csv --print-units base \
+    -k 'regex:^(copy4|scale4|add4|fma_loop)$' --log-file "$OUT/ncu.csv" "$W/fid_cases" --ncu 3 \
+    > "$OUT/ncu_manifest.txt" 2> "$OUT/ncu.log" || { echo "ncu failed (exit $?):"; tail -5 "$OUT/ncu.log"; }
+else
+  echo "ncu not on PATH: the ncu_us column stays empty"
+fi
+
+if python3 -c 'import torch, triton' 2>/dev/null; then
+  step "triton.testing.do_bench on the same cubin"
+  timeout 240 python3 "$HERE/do_bench.py" "$W/fid.cubin" "$W/cases.txt" "$OUT/do_bench.csv" 2> "$OUT/do_bench.log" ||
+    { echo "do_bench failed:"; tail -5 "$OUT/do_bench.log"; }
+else
+  echo "python3 with torch and triton not found: the do_bench_us column stays empty"
+fi
+
+step "summary"
+python3 "$HERE/merge.py" "$W/cases.txt" "$OUT" "$GPU"
+cp "$OUT/timing_fidelity_$GPU.csv" bench/results/ 2>/dev/null
+for f in tilebench.csv do_bench.csv overhead.txt; do
+  [ -f "$OUT/$f" ] && cp "$OUT/$f" "bench/results/timing_fidelity_${GPU}_${f}"
+done
+cat "$OUT"/stability_*.csv > "bench/results/timing_fidelity_${GPU}_stability.csv" 2>/dev/null
+exit 0
