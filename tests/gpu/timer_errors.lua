@@ -73,7 +73,7 @@ raises('plan step 1: argument 3: tensor is closed', function() zplan:run() end, 
 -- A plan that runs for ~3 s against a 0.3 s sync timeout raises "timeout" (last: the stream stays busy).
 local sink = tensor.empty({ 1 }, 'int32')
 local hang = launch.plan({ { fn = spin, grid = { 1 }, block = { 32 }, args = { 3 * props.clock_khz * 1000, sink } } })
-raises('timeout:', function() timer.measure(hang, { warmup = 0, sync_timeout = 0.3, graph = false }) end, 'a hung plan raises timeout')
+raises('timeout:', function() timer.measure(hang, { mode = 'fixed', warmup = 0, ['repeat'] = 1, sync_timeout = 0.3, graph = false }) end, 'a hung plan raises timeout')
 require('tb.device').synchronize()
 print(failures == 0 and 'PASS' or ('FAILED: ' .. failures))
 os.exit(failures == 0 and 0 or 1)
