@@ -345,17 +345,7 @@ function M.csv_tables(r)
   return T
 end
 
-local function mkdir_p(dir)
-  local lfs = require("lfs")
-  local p = dir:sub(1, 1) == "/" and "" or "."
-  for part in dir:gmatch("[^/]+") do
-    p = p .. "/" .. part
-    if not lfs.attributes(p) then
-      local ok, err = lfs.mkdir(p)
-      if not ok and not lfs.attributes(p) then error(("cannot create %s: %s"):format(p, tostring(err)), 0) end
-    end
-  end
-end
+local mkdir_p = require("tilebench.util").mkdir_p
 M.mkdir_p = mkdir_p
 
 -- Writes summary.md and the CSVs into dir; returns the list of paths written.

@@ -320,18 +320,7 @@ function M.valid_run_id(id)
   return type(id) == "string" and id:match("^[A-Za-z0-9._+-]+$") ~= nil and id ~= "." and id ~= ".."
 end
 
-function M.mkdirs(dir)
-  local lfs = require("lfs")
-  local p = dir:sub(1, 1) == "/" and "" or nil
-  for part in dir:gmatch("[^/]+") do
-    p = p and (p .. "/" .. part) or part
-    if not lfs.attributes(p) then
-      local ok, err = lfs.mkdir(p)
-      if not ok and not lfs.attributes(p) then error(string.format("cannot create %s: %s", p, err), 0) end
-    end
-  end
-  return dir
-end
+M.mkdirs = require("tilebench.util").mkdir_p
 
 -- A row for an implementation the executor could not report on (crash, time limit).
 function M.synthetic_row(it, impl, status, reason)

@@ -237,6 +237,20 @@ end
 -- Writes content to path atomically: a temporary file in the same folder, then rename, so a
 -- reader (or a crash) sees the old file or the new one, never half of one.
 local tmp_counter = 0
+-- Creates dir and its parents (like mkdir -p); returns dir. Raises naming the part it cannot create.
+function M.mkdir_p(dir)
+  local lfs = require("lfs")
+  local p = dir:sub(1, 1) == "/" and "" or nil
+  for part in dir:gmatch("[^/]+") do
+    p = p and (p .. "/" .. part) or part
+    if not lfs.attributes(p) then
+      local ok, err = lfs.mkdir(p)
+      if not ok and not lfs.attributes(p) then error(string.format("cannot create %s: %s", p, tostring(err)), 0) end
+    end
+  end
+  return dir
+end
+
 function M.write_atomic(path, content)
   tmp_counter = tmp_counter + 1
   local tmp = string.format("%s.tmp-%x-%d", path, os.time(), tmp_counter)
