@@ -27,8 +27,8 @@ local fma = mod:get('fma_loop', { 'ptr', 'i32' })
 
 local max_n = 0
 for _, c in ipairs(cases) do if c.kind ~= 1 and c.n > max_n then max_n = c.n end end
-local a, b = tensor.empty({ max_n * 4 }, 'fp32'), tensor.empty({ max_n * 4 }, 'fp32')
-local c3 = tensor.empty({ 16 << 20 }, 'fp32')
+local a, b = assert(tensor.empty({ max_n * 4 }, 'fp32')), assert(tensor.empty({ max_n * 4 }, 'fp32'))
+local c3 = assert(tensor.empty({ 16 << 20 }, 'fp32'))
 local out = tensor.empty({ 1024 }, 'fp32')
 
 local function plan_for(c)
