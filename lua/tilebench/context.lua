@@ -172,7 +172,7 @@ function M.new(op, case, opts)
     self.props = opts.props
   elseif opts.compile_only then -- an H200's figures, so plans size their grids as they would there
     self.props = { name = "compile-only (H200 figures)", arch = M.compile_arch, family = "hopper",
-                   sm_count = 132, warp_size = 32, max_threads_per_block = 1024,
+                   sm_count = 132, warp_size = 32, max_threads_per_block = 1024, max_threads_per_sm = 2048,
                    l2_bytes = 60 * 1024 * 1024, smem_per_block_optin = 232448, smem_per_sm = 233472,
                    cc_major = 9, cc_minor = 0 }
   else
