@@ -1,0 +1,280 @@
+// tb_common.cuh: device helpers shared by every operator kernel. Handed to NVRTC as a header for
+// each operator compile (`#include "tb_common.cuh"`), so kernel sources stay short and agree on
+// how dtypes convert, how 16-byte accesses are made and how reductions combine.
+//
+//   dtypes      int8_t.. typedefs under NVRTC; tb_to_float(x) for float, __half, __nv_bfloat16,
+//               __nv_fp8_e4m3, int8_t, uint8_t, int32_t; tb_from_float<T>(f) (round to nearest
+//               even; integers saturate); tb_round<T>(f) = the float value of tb_from_float<T>(f)
+//   vectors     tb_vec<T>: 16 bytes of T (tb_vec<T>::N elements), tb_vec_zero<T>(); tb_load_vec / tb_store_vec
+//               (one LDG.128 / STG.128; the address must be 16-byte aligned); tb_load_part /
+//               tb_store_part (the N elements from e of a row of length len: one 16-byte access
+//               when allowed and whole, element by element otherwise, elements >= len skipped)
+//   reductions  tb_warp_sum / tb_warp_max; tb_group_sum / tb_group_max over GROUP consecutive
+//               threads (GROUP a power of two, 32..1024) through shared memory; the argmax order
+//               tb_argmax_better (NaN largest, ties to the lowest index) and tb_group_argmax
+//   pointwise   tb_pointwise<NIN, T, BLOCK, UNROLL>(a, b, out, n, f): out[i] = f(a[i]) or
+//               f(a[i], b[i]) for i < n with 16-byte accesses, UNROLL vectors in flight per
+//               thread, a grid-stride loop over block-contiguous chunks, and a scalar path for
+//               the tail and for pointers that are not 16-byte aligned.
+//
+// Operators pass their configuration as -D defines, so every template parameter and local name
+// here carries the tb_ prefix: a define named T or BLOCK must not rewrite this header. (Nor may
+// a kernel's element-type define be called T: NVRTC's own builtin header has `template <typename
+// T>`, which -DT=float turns into a syntax error. Operators use DTYPE.)
+#ifndef TB_COMMON_CUH
+#define TB_COMMON_CUH
+
+#if defined(__has_include)
+#if !__has_include(<cuda_fp16.h>)
+#error "tb_common.cuh needs the CUDA toolkit headers: pass -I<CUDA_HOME>/include to NVRTC"
+#endif
+#endif
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+
+#if defined(__CUDACC_RTC__)
+// NVRTC has no <cstdint>; these match the LP64 definitions of the host compilers.
+typedef signed char int8_t;
+typedef unsigned char uint8_t;
+typedef short int16_t;
+typedef unsigned short uint16_t;
+typedef int int32_t;
+typedef unsigned int uint32_t;
+typedef long int64_t;
+typedef unsigned long uint64_t;
+#else
+#include <cstdint>
+#endif
+
+#ifndef INFINITY
+#define INFINITY __int_as_float(0x7f800000)
+#endif
+
+#define TB_DEVICE __device__ __forceinline__
+
+// ---- dtypes ----------------------------------------------------------------------------------
+template <typename tb_T> struct tb_is_integer { static constexpr bool value = false; };
+template <> struct tb_is_integer<int8_t> { static constexpr bool value = true; };
+template <> struct tb_is_integer<uint8_t> { static constexpr bool value = true; };
+template <> struct tb_is_integer<int32_t> { static constexpr bool value = true; };
+template <> struct tb_is_integer<int64_t> { static constexpr bool value = true; };
+
+TB_DEVICE float tb_to_float(float v) { return v; }
+TB_DEVICE float tb_to_float(__half v) { return __half2float(v); }
+TB_DEVICE float tb_to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+TB_DEVICE float tb_to_float(__nv_fp8_e4m3 v) { return static_cast<float>(v); }
+TB_DEVICE float tb_to_float(int8_t v) { return static_cast<float>(v); }
+TB_DEVICE float tb_to_float(uint8_t v) { return static_cast<float>(v); }
+TB_DEVICE float tb_to_float(int32_t v) { return static_cast<float>(v); }
+
+template <typename tb_T> TB_DEVICE tb_T tb_from_float(float v);
+template <> TB_DEVICE float tb_from_float<float>(float v) { return v; }
+template <> TB_DEVICE __half tb_from_float<__half>(float v) { return __float2half_rn(v); }
+template <> TB_DEVICE __nv_bfloat16 tb_from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+// fp8 e4m3: round to nearest even, saturating to +-448 (the constructor's __NV_SATFINITE).
+template <> TB_DEVICE __nv_fp8_e4m3 tb_from_float<__nv_fp8_e4m3>(float v) { return __nv_fp8_e4m3(v); }
+template <> TB_DEVICE int8_t tb_from_float<int8_t>(float v) {
+  return static_cast<int8_t>(max(-128, min(127, __float2int_rn(v))));
+}
+template <> TB_DEVICE uint8_t tb_from_float<uint8_t>(float v) {
+  return static_cast<uint8_t>(max(0, min(255, __float2int_rn(v))));
+}
+template <> TB_DEVICE int32_t tb_from_float<int32_t>(float v) { return __float2int_rn(v); }
+
+// The value a float takes once stored in tb_T: where PyTorch rounds an intermediate to the dtype.
+template <typename tb_T> TB_DEVICE float tb_round(float v) { return tb_to_float(tb_from_float<tb_T>(v)); }
+
+// ---- 16-byte vectors -------------------------------------------------------------------------
+template <typename tb_T> struct alignas(16) tb_vec {
+  static constexpr int N = 16 / sizeof(tb_T);
+  tb_T v[N];
+};
+
+// Whole-struct accesses of an alignas(16) type compile to one LDG.E.128 / STG.E.128.
+template <typename tb_T> TB_DEVICE tb_vec<tb_T> tb_load_vec(const tb_T *p) {
+  return *reinterpret_cast<const tb_vec<tb_T> *>(p);
+}
+
+template <typename tb_T> TB_DEVICE void tb_store_vec(tb_T *p, const tb_vec<tb_T> &r) {
+  *reinterpret_cast<tb_vec<tb_T> *>(p) = r;
+}
+
+template <typename tb_T> TB_DEVICE tb_vec<tb_T> tb_vec_zero() {
+  tb_vec<tb_T> r;
+#pragma unroll
+  for (int k = 0; k < tb_vec<tb_T>::N; ++k) r.v[k] = tb_from_float<tb_T>(0.0f);
+  return r;
+}
+
+TB_DEVICE bool tb_aligned16(const void *p) {
+  return (reinterpret_cast<unsigned long long>(p) & 15ull) == 0;
+}
+
+// The tb_V elements p[e .. e+tb_V) of a row of length len, as raw tb_T. vec_ok: p + e is 16-byte
+// aligned whenever e is a multiple of tb_V. Elements at or past len are left zero and not read.
+template <typename tb_T> TB_DEVICE tb_vec<tb_T> tb_load_part(const tb_T *p, long long e, long long len, bool vec_ok) {
+  constexpr int tb_V = tb_vec<tb_T>::N;
+  if (vec_ok && e + tb_V <= len) return tb_load_vec(p + e);
+  tb_vec<tb_T> r;
+#pragma unroll
+  for (int k = 0; k < tb_V; ++k) r.v[k] = (e + k < len) ? p[e + k] : tb_from_float<tb_T>(0.0f);
+  return r;
+}
+
+template <typename tb_T> TB_DEVICE void tb_store_part(tb_T *p, long long e, long long len, bool vec_ok, const tb_vec<tb_T> &r) {
+  constexpr int tb_V = tb_vec<tb_T>::N;
+  if (vec_ok && e + tb_V <= len) {
+    tb_store_vec(p + e, r);
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < tb_V; ++k)
+    if (e + k < len) p[e + k] = r.v[k];
+}
+
+// ---- reductions ------------------------------------------------------------------------------
+TB_DEVICE float tb_warp_sum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+TB_DEVICE float tb_warp_max(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+// Reduces v over each group of tb_GROUP consecutive threads of the block; every thread of the
+// group gets the result. For tb_GROUP > 32, buf holds one float per warp of the block and each call
+// needs its own buf (a second call on the same buf would race with readers of the first).
+// Every thread of the block must call it (it has a barrier).
+template <int tb_GROUP> TB_DEVICE float tb_group_sum(float v, float *buf) {
+  static_assert(tb_GROUP >= 32 && tb_GROUP <= 1024 && (tb_GROUP & (tb_GROUP - 1)) == 0, "tb_GROUP: power of two in 32..1024");
+  v = tb_warp_sum(v);
+  if constexpr (tb_GROUP > 32) {
+    constexpr int tb_W = tb_GROUP / 32;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    if (lane == 0) buf[warp] = v;
+    __syncthreads();
+    v = buf[(warp & ~(tb_W - 1)) + (lane & (tb_W - 1))];
+#pragma unroll
+    for (int o = tb_W / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  }
+  return v;
+}
+
+template <int tb_GROUP> TB_DEVICE float tb_group_max(float v, float *buf) {
+  static_assert(tb_GROUP >= 32 && tb_GROUP <= 1024 && (tb_GROUP & (tb_GROUP - 1)) == 0, "tb_GROUP: power of two in 32..1024");
+  v = tb_warp_max(v);
+  if constexpr (tb_GROUP > 32) {
+    constexpr int tb_W = tb_GROUP / 32;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    if (lane == 0) buf[warp] = v;
+    __syncthreads();
+    v = buf[(warp & ~(tb_W - 1)) + (lane & (tb_W - 1))];
+#pragma unroll
+    for (int o = tb_W / 2; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  }
+  return v;
+}
+
+// torch.argmax's order: NaN above everything (the first NaN wins), then the larger value, and
+// among equal values the lower index.
+TB_DEVICE bool tb_argmax_better(float av, int ai, float bv, int bi) {
+  const bool an = av != av, bn = bv != bv;
+  if (an != bn) return an;
+  if (!an && av != bv) return av > bv;
+  return ai < bi;
+}
+
+TB_DEVICE void tb_argmax_shfl(float &v, int &i, int offset) {
+  const float ov = __shfl_xor_sync(0xffffffffu, v, offset);
+  const int oi = __shfl_xor_sync(0xffffffffu, i, offset);
+  if (tb_argmax_better(ov, oi, v, i)) {
+    v = ov;
+    i = oi;
+  }
+}
+
+// As tb_group_sum, for (value, index) pairs; vbuf and ibuf hold one entry per warp.
+template <int tb_GROUP> TB_DEVICE void tb_group_argmax(float &v, int &i, float *vbuf, int *ibuf) {
+  static_assert(tb_GROUP >= 32 && tb_GROUP <= 1024 && (tb_GROUP & (tb_GROUP - 1)) == 0, "tb_GROUP: power of two in 32..1024");
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) tb_argmax_shfl(v, i, o);
+  if constexpr (tb_GROUP > 32) {
+    constexpr int tb_W = tb_GROUP / 32;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    if (lane == 0) {
+      vbuf[warp] = v;
+      ibuf[warp] = i;
+    }
+    __syncthreads();
+    const int slot = (warp & ~(tb_W - 1)) + (lane & (tb_W - 1));
+    v = vbuf[slot];
+    i = ibuf[slot];
+#pragma unroll
+    for (int o = tb_W / 2; o > 0; o >>= 1) tb_argmax_shfl(v, i, o);
+  }
+}
+
+// ---- the point-wise driver ---------------------------------------------------------------------
+// out[i] = f(a[i]) (tb_NIN == 1) or f(a[i], b[i]) (tb_NIN == 2) for 0 <= i < n, f mapping tb_T to tb_T.
+// Block c of the grid-stride loop owns the tb_BLOCK * tb_UNROLL vectors [c*tb_CHUNK, (c+1)*tb_CHUNK): thread t
+// loads vectors t, t + tb_BLOCK, ... (coalesced), all tb_UNROLL loads of every input issued before any
+// use. Vectors past the last whole chunk, then the n % tb_V last elements, are spread over all
+// threads. If any pointer is not 16-byte aligned (a view), every element takes the scalar path.
+template <int tb_NIN, typename tb_T, int tb_BLOCK, int tb_UNROLL, typename tb_F>
+TB_DEVICE void tb_pointwise(const tb_T *__restrict__ a, const tb_T *__restrict__ b, tb_T *__restrict__ out,
+                            long long n, tb_F f) {
+  static_assert(tb_NIN == 1 || tb_NIN == 2, "one or two inputs");
+  constexpr int tb_V = tb_vec<tb_T>::N;
+  constexpr long long tb_CHUNK = (long long)tb_BLOCK * tb_UNROLL;
+  bool vec_ok = tb_aligned16(a) && tb_aligned16(out);
+  if constexpr (tb_NIN == 2) vec_ok = vec_ok && tb_aligned16(b);
+  const long long nvec = vec_ok ? n / tb_V : 0;
+  const long long nchunks = nvec / tb_CHUNK;
+
+  for (long long c = blockIdx.x; c < nchunks; c += gridDim.x) {
+    const long long first = c * tb_CHUNK + threadIdx.x;
+    tb_vec<tb_T> va[tb_UNROLL], vb[tb_UNROLL];
+#pragma unroll
+    for (int u = 0; u < tb_UNROLL; ++u) {
+      va[u] = tb_load_vec(a + (first + (long long)u * tb_BLOCK) * tb_V);
+      if constexpr (tb_NIN == 2) vb[u] = tb_load_vec(b + (first + (long long)u * tb_BLOCK) * tb_V);
+    }
+#pragma unroll
+    for (int u = 0; u < tb_UNROLL; ++u) {
+      tb_vec<tb_T> r;
+#pragma unroll
+      for (int k = 0; k < tb_V; ++k) {
+        if constexpr (tb_NIN == 2) r.v[k] = f(va[u].v[k], vb[u].v[k]);
+        else r.v[k] = f(va[u].v[k]);
+      }
+      tb_store_vec(out + (first + (long long)u * tb_BLOCK) * tb_V, r);
+    }
+  }
+
+  const long long tid = (long long)blockIdx.x * tb_BLOCK + threadIdx.x;
+  const long long nthreads = (long long)gridDim.x * tb_BLOCK;
+  for (long long i = nchunks * tb_CHUNK + tid; i < nvec; i += nthreads) {
+    const tb_vec<tb_T> xa = tb_load_vec(a + i * tb_V);
+    tb_vec<tb_T> r;
+    if constexpr (tb_NIN == 2) {
+      const tb_vec<tb_T> xb = tb_load_vec(b + i * tb_V);
+#pragma unroll
+      for (int k = 0; k < tb_V; ++k) r.v[k] = f(xa.v[k], xb.v[k]);
+    } else {
+#pragma unroll
+      for (int k = 0; k < tb_V; ++k) r.v[k] = f(xa.v[k]);
+    }
+    tb_store_vec(out + i * tb_V, r);
+  }
+  for (long long i = nvec * tb_V + tid; i < n; i += nthreads) {
+    if constexpr (tb_NIN == 2) out[i] = f(a[i], b[i]);
+    else out[i] = f(a[i]);
+  }
+}
+
+#endif
