@@ -196,10 +196,16 @@ static void fill_bits(lua_State *L, tb_tensor *t, uint64_t bits) {
   launch(L, "tb_fill_pattern", (nbytes + 15) / 16, args);
 }
 
-/* The bits of value v in dtype d, for full/fill/from_table. Integers must fit exactly. */
-static uint64_t value_bits(lua_State *L, int idx, tb_dtype d, const char *what) {
+/* The bits of the value at idx in dtype d, for full/fill/from_table. Integers must fit exactly.
+ * Errors name `what` and, when item > 0, the item ("from_table: value 3: ..."). */
+static uint64_t value_bits(lua_State *L, int idx, tb_dtype d, const char *what, lua_Integer item) {
   if (tb_dtypes[d].is_float) {
-    double v = luaL_checknumber(L, idx);
+    int is_number = 0;
+    double v = lua_tonumberx(L, idx, &is_number);
+    if (!is_number) {
+      if (item > 0) luaL_error(L, "%s: value %I: expected a number, got %s", what, item, luaL_typename(L, idx));
+      luaL_error(L, "%s: expected a number, got %s", what, luaL_typename(L, idx));
+    }
     switch (d) {
       case TB_FP32: {
         float f = (float)v;
@@ -212,20 +218,20 @@ static uint64_t value_bits(lua_State *L, int idx, tb_dtype d, const char *what) 
       default: return tb_fp8e4m3_from_double(v);
     }
   }
-  int ok = 0;
-  lua_Integer v = lua_tointegerx(L, idx, &ok);
-  if (!ok) {
-    if (lua_type(L, idx) == LUA_TNUMBER)
-      luaL_error(L, "%s: %s has no %s representation", what, lua_tostring(L, idx), tb_dtypes[d].name);
-    luaL_error(L, "%s: expected an integer, got %s", what, luaL_typename(L, idx));
-  }
   static const lua_Integer lo[TB_NDTYPES] = {[TB_INT8] = INT8_MIN, [TB_UINT8] = 0, [TB_INT32] = INT32_MIN,
                                              [TB_INT64] = INT64_MIN};
   static const lua_Integer hi[TB_NDTYPES] = {[TB_INT8] = INT8_MAX, [TB_UINT8] = UINT8_MAX,
                                              [TB_INT32] = INT32_MAX, [TB_INT64] = INT64_MAX};
-  if (v < lo[d] || v > hi[d])
-    luaL_error(L, "%s: %I is out of range for %s", what, v, tb_dtypes[d].name);
-  return (uint64_t)v;
+  int ok = 0;
+  lua_Integer v = lua_tointegerx(L, idx, &ok);
+  if (ok && v >= lo[d] && v <= hi[d]) return (uint64_t)v;
+  char where[96];
+  if (item > 0) snprintf(where, sizeof where, "%s: value %lld", what, (long long)item);
+  else snprintf(where, sizeof where, "%s", what);
+  if (ok) luaL_error(L, "%s: %I is out of range for %s", where, v, tb_dtypes[d].name);
+  if (lua_type(L, idx) == LUA_TNUMBER)
+    luaL_error(L, "%s: %s has no %s representation", where, lua_tostring(L, idx), tb_dtypes[d].name);
+  return (uint64_t)luaL_error(L, "%s: expected an integer, got %s", where, luaL_typename(L, idx));
 }
 
 static double bits_value(tb_dtype d, const unsigned char *p) {
@@ -286,7 +292,7 @@ static int l_empty(lua_State *L) {
 static int l_full(lua_State *L) {
   lua_settop(L, 3);
   tb_dtype d = tb_check_dtype(L, 2);
-  uint64_t bits = value_bits(L, 3, d, "full");
+  uint64_t bits = value_bits(L, 3, d, "full", 0);
   tb_tensor *t = construct(L);
   if (t == NULL) return 3;
   fill_bits(L, t, bits);
@@ -401,9 +407,7 @@ static int l_from_table(lua_State *L) {
   unsigned char *host = lua_newuserdatauv(L, (size_t)count * (size_t)size + 1, 0); /* 5: staging */
   for (lua_Integer i = 0; i < count; i++) {
     lua_rawgeti(L, 1, i + 1);
-    char what[64];
-    snprintf(what, sizeof what, "from_table: value %lld", (long long)(i + 1));
-    uint64_t bits = value_bits(L, -1, d, what);
+    uint64_t bits = value_bits(L, -1, d, "from_table", i + 1);
     memcpy(host + i * size, &bits, (size_t)size); /* little-endian: the low bytes */
     lua_pop(L, 1);
   }
@@ -518,7 +522,7 @@ static int m_to_host(lua_State *L) {
 
 static int m_fill(lua_State *L) {
   tb_tensor *t = tb_check_tensor(L, 1);
-  fill_bits(L, t, value_bits(L, 2, t->dtype, "fill"));
+  fill_bits(L, t, value_bits(L, 2, t->dtype, "fill", 0));
   lua_settop(L, 1);
   return 1;
 }
