@@ -149,7 +149,11 @@ static int allocate(lua_State *L, tb_tensor *t) {
   s->ptr = 0;
   s->nbytes = tb_tensor_nbytes(t);
   s->refs = 1;
-  gpu_status st = s->nbytes ? b->mem_alloc(&s->ptr, s->nbytes) : GPU_OK;
+  /* More than the device holds is out of memory without asking the driver (whose answer to an
+   * absurd size need not be CUDA_ERROR_OUT_OF_MEMORY). */
+  gpu_status st = GPU_OK;
+  if (s->nbytes > tb_current_props(L)->total_mem && tb_current_props(L)->total_mem > 0) st = GPU_ERR_OOM;
+  else if (s->nbytes) st = b->mem_alloc(&s->ptr, s->nbytes);
   if (st == GPU_OK) {
     t->storage = s;
     t->offset = 0;
