@@ -5,8 +5,8 @@
 //   dtypes      int8_t.. typedefs under NVRTC; tb_to_float(x) for float, __half, __nv_bfloat16,
 //               __nv_fp8_e4m3, int8_t, uint8_t, int32_t; tb_from_float<T>(f) (round to nearest
 //               even; integers saturate); tb_round<T>(f) = the float value of tb_from_float<T>(f)
-//   vectors     tb_vec<T>: 16 bytes of T (tb_vec<T>::N elements), tb_vec_zero<T>(); tb_load_vec / tb_store_vec
-//               (one LDG.128 / STG.128; the address must be 16-byte aligned); tb_load_part /
+//   vectors     tb_vec<T>: 16 bytes of T (tb_vec<T>::N elements); tb_vec_zero<T>(); tb_load_vec /
+//               tb_store_vec (one LDG.128 / STG.128; the address must be 16-byte aligned); tb_load_part /
 //               tb_store_part (the N elements from e of a row of length len: one 16-byte access
 //               when allowed and whole, element by element otherwise, elements >= len skipped)
 //   reductions  tb_warp_sum / tb_warp_max; tb_group_sum / tb_group_max over GROUP consecutive
@@ -82,7 +82,7 @@ template <> TB_DEVICE uint8_t tb_from_float<uint8_t>(float v) {
 }
 template <> TB_DEVICE int32_t tb_from_float<int32_t>(float v) { return __float2int_rn(v); }
 
-// The value a float takes once stored in tb_T: where PyTorch rounds an intermediate to the dtype.
+// The value a float takes once stored in the dtype: where PyTorch rounds an intermediate.
 template <typename tb_T> TB_DEVICE float tb_round(float v) { return tb_to_float(tb_from_float<tb_T>(v)); }
 
 // ---- 16-byte vectors -------------------------------------------------------------------------
@@ -111,9 +111,10 @@ TB_DEVICE bool tb_aligned16(const void *p) {
   return (reinterpret_cast<unsigned long long>(p) & 15ull) == 0;
 }
 
-// The tb_V elements p[e .. e+tb_V) of a row of length len, as raw tb_T. vec_ok: p + e is 16-byte
-// aligned whenever e is a multiple of tb_V. Elements at or past len are left zero and not read.
-template <typename tb_T> TB_DEVICE tb_vec<tb_T> tb_load_part(const tb_T *p, long long e, long long len, bool vec_ok) {
+// The N elements p[e .. e+N) of a row of length len, raw (N = tb_vec<T>::N). vec_ok: p + e is
+// 16-byte aligned whenever e is a multiple of N. Elements at or past len are zero and not read.
+template <typename tb_T>
+TB_DEVICE tb_vec<tb_T> tb_load_part(const tb_T *p, long long e, long long len, bool vec_ok) {
   constexpr int tb_V = tb_vec<tb_T>::N;
   if (vec_ok && e + tb_V <= len) return tb_load_vec(p + e);
   tb_vec<tb_T> r;
@@ -122,7 +123,8 @@ template <typename tb_T> TB_DEVICE tb_vec<tb_T> tb_load_part(const tb_T *p, long
   return r;
 }
 
-template <typename tb_T> TB_DEVICE void tb_store_part(tb_T *p, long long e, long long len, bool vec_ok, const tb_vec<tb_T> &r) {
+template <typename tb_T>
+TB_DEVICE void tb_store_part(tb_T *p, long long e, long long len, bool vec_ok, const tb_vec<tb_T> &r) {
   constexpr int tb_V = tb_vec<tb_T>::N;
   if (vec_ok && e + tb_V <= len) {
     tb_store_vec(p + e, r);
@@ -146,12 +148,13 @@ TB_DEVICE float tb_warp_max(float v) {
   return v;
 }
 
-// Reduces v over each group of tb_GROUP consecutive threads of the block; every thread of the
-// group gets the result. For tb_GROUP > 32, buf holds one float per warp of the block and each call
+// Reduces v over each group of GROUP consecutive threads of the block; every thread of the
+// group gets the result. For GROUP > 32, buf holds one float per warp of the block and each call
 // needs its own buf (a second call on the same buf would race with readers of the first).
 // Every thread of the block must call it (it has a barrier).
 template <int tb_GROUP> TB_DEVICE float tb_group_sum(float v, float *buf) {
-  static_assert(tb_GROUP >= 32 && tb_GROUP <= 1024 && (tb_GROUP & (tb_GROUP - 1)) == 0, "tb_GROUP: power of two in 32..1024");
+  static_assert(tb_GROUP >= 32 && tb_GROUP <= 1024 && (tb_GROUP & (tb_GROUP - 1)) == 0,
+                "GROUP: a power of two in 32..1024");
   v = tb_warp_sum(v);
   if constexpr (tb_GROUP > 32) {
     constexpr int tb_W = tb_GROUP / 32;
@@ -166,7 +169,8 @@ template <int tb_GROUP> TB_DEVICE float tb_group_sum(float v, float *buf) {
 }
 
 template <int tb_GROUP> TB_DEVICE float tb_group_max(float v, float *buf) {
-  static_assert(tb_GROUP >= 32 && tb_GROUP <= 1024 && (tb_GROUP & (tb_GROUP - 1)) == 0, "tb_GROUP: power of two in 32..1024");
+  static_assert(tb_GROUP >= 32 && tb_GROUP <= 1024 && (tb_GROUP & (tb_GROUP - 1)) == 0,
+                "GROUP: a power of two in 32..1024");
   v = tb_warp_max(v);
   if constexpr (tb_GROUP > 32) {
     constexpr int tb_W = tb_GROUP / 32;
@@ -200,7 +204,8 @@ TB_DEVICE void tb_argmax_shfl(float &v, int &i, int offset) {
 
 // As tb_group_sum, for (value, index) pairs; vbuf and ibuf hold one entry per warp.
 template <int tb_GROUP> TB_DEVICE void tb_group_argmax(float &v, int &i, float *vbuf, int *ibuf) {
-  static_assert(tb_GROUP >= 32 && tb_GROUP <= 1024 && (tb_GROUP & (tb_GROUP - 1)) == 0, "tb_GROUP: power of two in 32..1024");
+  static_assert(tb_GROUP >= 32 && tb_GROUP <= 1024 && (tb_GROUP & (tb_GROUP - 1)) == 0,
+                "GROUP: a power of two in 32..1024");
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) tb_argmax_shfl(v, i, o);
   if constexpr (tb_GROUP > 32) {
@@ -220,11 +225,11 @@ template <int tb_GROUP> TB_DEVICE void tb_group_argmax(float &v, int &i, float *
 }
 
 // ---- the point-wise driver ---------------------------------------------------------------------
-// out[i] = f(a[i]) (tb_NIN == 1) or f(a[i], b[i]) (tb_NIN == 2) for 0 <= i < n, f mapping tb_T to tb_T.
-// Block c of the grid-stride loop owns the tb_BLOCK * tb_UNROLL vectors [c*tb_CHUNK, (c+1)*tb_CHUNK): thread t
-// loads vectors t, t + tb_BLOCK, ... (coalesced), all tb_UNROLL loads of every input issued before any
-// use. Vectors past the last whole chunk, then the n % tb_V last elements, are spread over all
-// threads. If any pointer is not 16-byte aligned (a view), every element takes the scalar path.
+// out[i] = f(a[i]) (NIN == 1) or f(a[i], b[i]) (NIN == 2) for 0 <= i < n, f mapping T to T.
+// Block c of the grid-stride loop owns the BLOCK * UNROLL vectors [c*CHUNK, (c+1)*CHUNK): thread t
+// loads vectors t, t + BLOCK, ... (coalesced); the loads of every input are written before any
+// use (ptxas issues at least half of them ahead of the first use: ample at full occupancy).
+// Vectors past the last whole chunk, then the n % N last elements, are spread over all threads. If any pointer is not 16-byte aligned (a view), every element takes the scalar path.
 template <int tb_NIN, typename tb_T, int tb_BLOCK, int tb_UNROLL, typename tb_F>
 TB_DEVICE void tb_pointwise(const tb_T *__restrict__ a, const tb_T *__restrict__ b, tb_T *__restrict__ out,
                             long long n, tb_F f) {

@@ -1,12 +1,15 @@
 -- rmsnorm: y = x * rsqrt(mean(x^2) + 1e-6) * rms_w over the last dim K of x (batch, M, K)
--- (F.rms_norm, statistics in fp32). For fp16/bf16 the normalised value is rounded to the dtype
--- before the weight multiply, as ATen's composite rms_norm does (ROUND_BEFORE_WEIGHT below: the
--- PyTorch version TileBench ran is unknown; a fused kernel rounds once). Reference: one thread per
--- row in double. `cuda`: a row per group of TPR threads held in registers, one pass over x.
+-- (F.rms_norm, statistics in fp32). Rounding: once, at the end, as PyTorch's fused CUDA rms_norm
+-- does (TileBench's anchors ran torch 2.10). ATen's older composite path rounds x * rstd to the
+-- dtype before the weight multiply; ROUND_BEFORE_WEIGHT = 1 selects that, but it cannot be
+-- verified robustly at fp16's 1e-3 tolerance: an fp32-level difference in rstd flips the first
+-- rounding now and then, and the second turns that into 2 ulps of the output (see KERNELS.md).
+-- Reference: one thread per row in double. `cuda`: a row per group of TPR threads held in
+-- registers, one pass over x.
 local op = {}
 op.category = "Reduction/Norm"
 local EPS = 1e-6 -- TileBench's run() default
-local ROUND_BEFORE_WEIGHT = 1 -- 1: ATen composite rms_norm; 0: one rounding (fused kernels)
+local ROUND_BEFORE_WEIGHT = 0 -- 0: one rounding (fused rms_norm); 1: ATen's composite path
 
 -- 16-byte vectors hold VEC elements of each dtype.
 local VEC = { fp32 = 4, fp16 = 8, bf16 = 8 }

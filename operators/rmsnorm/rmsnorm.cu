@@ -1,7 +1,7 @@
 // rmsnorm.cu: y = x * rsqrt(mean(x^2) + eps) * w over the last dimension (F.rms_norm), the `cuda`
-// implementation: statistics in fp32. Rounding as ATen's composite rms_norm: the normalised value
-// x * rstd is rounded to DTYPE, then multiplied by w in fp32 and rounded again
-// (ROUND_BEFORE_WEIGHT=1); with ROUND_BEFORE_WEIGHT=0 it is rounded once, as a fused kernel does.
+// implementation: statistics in fp32. ROUND_BEFORE_WEIGHT=0: x * rstd * w in fp32 rounded once to
+// DTYPE (PyTorch's fused CUDA rms_norm); 1: x * rstd rounded to DTYPE first, then multiplied by w
+// and rounded again (ATen's composite rms_norm).
 // One pass over x: a group of TPR threads owns a row in registers (NV 16-byte vectors per thread),
 // one reduction (warp shuffles, plus shared memory when TPR > 32).
 // Defines: DTYPE, BLOCK, TPR (power of two 32..BLOCK), NV, ROUND_BEFORE_WEIGHT. Kernel: rmsnorm_cuda.

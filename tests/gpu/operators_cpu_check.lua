@@ -1,0 +1,351 @@
+-- operators_cpu_check.lua (GPU): the ten memory-bound operators (vector_add, mul2, relu, sigmoid,
+-- swiglu, softmax, layernorm, rmsnorm, mean_reduction, argmax). On small cases with odd sizes (tails
+-- of every kind, rows shorter and longer than a warp's reach), per dtype:
+--   1. the GPU reference agrees with a plain CPU implementation (Lua, on tensor:to_host(), with the
+--      dtype's rounding points emulated) within the operator's tolerance;
+--   2. the `cuda` implementation, in its default configuration and in a spread of autotune
+--      candidates, verifies against the reference with tb.verify (outputs poisoned first).
+-- argmax also gets rows with planted ties, which must resolve to the first index.
+-- Exits 77 (skipped) where no device is present.
+-- usage: tilebench script tests/gpu/operators_cpu_check.lua [OPERATOR ...]
+local device = require("tb.device")
+local ok_dev, why = device.available()
+if not ok_dev then
+  io.stderr:write("skipped: ", tostring(why), "\n")
+  os.exit(77)
+end
+
+local opmod = require("tilebench.operator")
+local context = require("tilebench.context")
+local runner = require("tilebench.runner")
+local config = require("tilebench.config")
+local verify = require("tb.verify")
+
+local failures, checks = 0, 0
+local function fail(fmt, ...)
+  failures = failures + 1
+  io.stderr:write("FAILED: ", string.format(fmt, ...), "\n")
+end
+
+-- ---- rounding to a dtype, as the device does it (round to nearest, ties to even) -------------
+local function round_bits(v, p, emin, maxv)
+  if v ~= v or v == 0 or v == math.huge or v == -math.huge then return v end
+  local a = math.abs(v)
+  local e = math.floor(math.log(a, 2))
+  if 2.0 ^ e > a then e = e - 1 elseif 2.0 ^ (e + 1) <= a then e = e + 1 end
+  if e < emin then e = emin end             -- subnormals share the smallest exponent
+  local q = 2.0 ^ (e - p + 1)               -- the spacing of representable values near a
+  local x = a / q
+  local r = math.floor(x)
+  local frac = x - r
+  if frac > 0.5 or (frac == 0.5 and r % 2 == 1) then r = r + 1 end
+  local res = r * q
+  if res > maxv then res = math.huge end
+  return v < 0 and -res or res
+end
+
+local function round_to(dtype, v)
+  if dtype == "fp32" then return (string.unpack("f", string.pack("f", v))) end
+  if dtype == "fp16" then return round_bits(v, 11, -14, 65504) end
+  if dtype == "bf16" then return round_bits(v, 8, -126, 3.3895313892515355e38) end
+  error("round_to: " .. dtype)
+end
+
+local function wrap_int8(v) return ((v + 128) % 256) - 128 end
+
+-- ---- the CPU implementations: inputs as flat host tables, result a flat table ----------------
+-- Each returns expected values; an entry may be a list of acceptable values where the device's
+-- fp32 arithmetic may legitimately land an intermediate rounding on either side (see swiglu).
+local cpu = {}
+
+function cpu.vector_add(c, h)
+  local out = {}
+  for i = 1, #h.x do
+    out[i] = c.dtype == "int8" and wrap_int8(h.x[i] + h.y[i]) or round_to(c.dtype, h.x[i] + h.y[i])
+  end
+  return out
+end
+
+function cpu.mul2(c, h)
+  local out = {}
+  for i = 1, #h.x do out[i] = c.dtype == "int8" and wrap_int8(2 * h.x[i]) or round_to(c.dtype, 2 * h.x[i]) end
+  return out
+end
+
+function cpu.relu(c, h)
+  local out = {}
+  for i = 1, #h.x do
+    local v = h.x[i]
+    out[i] = (v ~= v or v > 0) and v or 0
+  end
+  return out
+end
+
+function cpu.sigmoid(c, h)
+  local out = {}
+  for i = 1, #h.x do out[i] = round_to(c.dtype, 1 / (1 + math.exp(-h.x[i]))) end
+  return out
+end
+
+-- silu rounded to the dtype, then the product rounded. The device's fp32 silu is within a few
+-- fp32 ulps of the exact one, which can flip the first rounding: both outcomes are accepted.
+function cpu.swiglu(c, h)
+  local out = {}
+  for i = 1, #h.x do
+    local x, y = h.x[i], h.y[i]
+    local silu = x / (1 + math.exp(-x))
+    local cands = {}
+    for _, d in ipairs({ 0, 4e-7, -4e-7 }) do
+      cands[#cands + 1] = round_to(c.dtype, round_to(c.dtype, silu * (1 + d)) * y)
+    end
+    out[i] = cands
+  end
+  return out
+end
+
+local function rows_of(h, rows, cols, f)
+  local out = {}
+  for r = 0, rows - 1 do f(r * cols, out) end
+  return out
+end
+
+function cpu.softmax(c, h)
+  local rows, cols = c.params.n_rows, c.params.n_cols
+  return rows_of(h, rows, cols, function(base, out)
+    local m = -math.huge
+    for j = 1, cols do m = math.max(m, h.x[base + j]) end
+    local s = 0
+    for j = 1, cols do s = s + math.exp(h.x[base + j] - m) end
+    for j = 1, cols do out[base + j] = round_to(c.dtype, math.exp(h.x[base + j] - m) / s) end
+  end)
+end
+
+function cpu.layernorm(c, h)
+  local cols = c.params.K
+  return rows_of(h, c.params.batch * c.params.M, cols, function(base, out)
+    local s = 0
+    for j = 1, cols do s = s + h.x[base + j] end
+    local mean = s / cols
+    local v = 0
+    for j = 1, cols do v = v + (h.x[base + j] - mean) ^ 2 end
+    local rstd = 1 / math.sqrt(v / cols + 1e-5)
+    for j = 1, cols do
+      out[base + j] = round_to(c.dtype, (h.x[base + j] - mean) * rstd * h.weight[j] + h.bias[j])
+    end
+  end)
+end
+
+function cpu.rmsnorm(c, h)
+  local cols = c.params.K
+  return rows_of(h, c.params.batch * c.params.M, cols, function(base, out)
+    local ss = 0
+    for j = 1, cols do ss = ss + h.x[base + j] ^ 2 end
+    local rstd = 1 / math.sqrt(ss / cols + 1e-6)
+    for j = 1, cols do out[base + j] = round_to(c.dtype, h.x[base + j] * rstd * h.rms_w[j]) end
+  end)
+end
+
+function cpu.mean_reduction(c, h)
+  local rows, cols = c.params.M, c.params.N
+  local out = {}
+  for r = 0, rows - 1 do
+    local s = 0
+    for j = 1, cols do s = s + h.x[r * cols + j] end
+    out[r + 1] = round_to("fp32", s / cols)
+  end
+  return out
+end
+
+function cpu.argmax(c, h)
+  local rows, cols = c.params.M, c.params.N
+  local out = {}
+  for r = 0, rows - 1 do
+    local best, bi = h.x[r * cols + 1], 0
+    for j = 2, cols do
+      local v = h.x[r * cols + j]
+      if best ~= best then break end
+      if v ~= v or v > best then best, bi = v, j - 1 end
+    end
+    out[r + 1] = bi
+  end
+  return out
+end
+
+-- ---- small cases: odd sizes for tails, rows shorter and longer than one warp covers ---------
+local POINTWISE_N = { { n = 1 }, { n = 1000003 }, { n = 70001 } }
+local CASES = {
+  vector_add = { dtypes = { "fp16", "bf16", "fp32", "int8" }, params = POINTWISE_N },
+  mul2 = { dtypes = { "fp16", "bf16", "fp32", "int8" }, params = POINTWISE_N },
+  relu = { dtypes = { "fp16", "bf16", "fp32", "int8" }, params = POINTWISE_N },
+  sigmoid = { dtypes = { "fp16", "bf16", "fp32" }, params = POINTWISE_N },
+  swiglu = { dtypes = { "fp16", "bf16", "fp32" }, params = { { M = 3, N = 1001 }, { M = 64, N = 1024 }, { M = 1, N = 7 } } },
+  softmax = { dtypes = { "fp16", "fp32" },
+              params = { { n_rows = 5, n_cols = 1000 }, { n_rows = 33, n_cols = 2049 }, { n_rows = 4, n_cols = 10240 },
+                         { n_rows = 3, n_cols = 7 } } },
+  layernorm = { dtypes = { "fp16", "bf16", "fp32" },
+                params = { { batch = 1, M = 5, K = 1001 }, { batch = 2, M = 3, K = 4096 }, { batch = 1, M = 7, K = 10240 },
+                           { batch = 1, M = 3, K = 9 } } },
+  rmsnorm = { dtypes = { "fp16", "bf16", "fp32" },
+              params = { { batch = 1, M = 5, K = 1001 }, { batch = 2, M = 3, K = 4096 }, { batch = 1, M = 7, K = 10240 },
+                         { batch = 1, M = 3, K = 9 } } },
+  mean_reduction = { dtypes = { "fp16", "bf16", "fp32" },
+                     params = { { M = 5, N = 1001 }, { M = 33, N = 20480 }, { M = 3, N = 17 } } },
+  argmax = { dtypes = { "fp16", "fp32" }, params = { { M = 5, N = 1001 }, { M = 33, N = 20480 }, { M = 3, N = 17 } } },
+}
+local ORDER = { "vector_add", "mul2", "relu", "sigmoid", "swiglu", "softmax", "layernorm", "rmsnorm",
+                "mean_reduction", "argmax" }
+
+local function case_id(params)
+  local keys = {}
+  for k in pairs(params) do keys[#keys + 1] = k end
+  table.sort(keys)
+  local parts = {}
+  for _, k in ipairs(keys) do parts[#parts + 1] = k .. "=" .. params[k] end
+  return table.concat(parts, ",")
+end
+
+local function host_all(tensors)
+  local h = {}
+  for name, t in pairs(tensors) do h[name] = t:to_host(1 << 24) end
+  return h
+end
+
+local function within(got, want, atol, rtol)
+  if type(want) == "table" then
+    for _, w in ipairs(want) do if within(got, w, atol, rtol) then return true end end
+    return false
+  end
+  if want ~= want then return got ~= got end
+  if want == math.huge or want == -math.huge then return got == want end
+  return math.abs(got - want) <= atol + rtol * math.abs(want)
+end
+
+-- Reference vs CPU: returns the number of mismatches (reporting the first few).
+local function compare_cpu(where, got, want, atol, rtol)
+  checks = checks + 1
+  if #got ~= #want then
+    fail("%s: reference has %d elements, CPU %d", where, #got, #want)
+    return
+  end
+  local bad = 0
+  for i = 1, #want do
+    if not within(got[i], want[i], atol, rtol) then
+      bad = bad + 1
+      if bad <= 4 then
+        local w = want[i]
+        fail("%s: reference[%d] = %.9g, CPU expects %s", where, i - 1, got[i],
+             type(w) == "table" and table.concat((function() local s = {}
+               for k, v in ipairs(w) do s[k] = string.format("%.9g", v) end return s end)(), " or ")
+             or string.format("%.9g", w))
+      end
+    end
+  end
+  if bad > 4 then fail("%s: %d mismatches in all", where, bad) end
+end
+
+-- A spread of the implementation's autotune candidates: the default plus every k-th valid one.
+local function configs_to_try(spec, c)
+  local cfgs = { spec.default or {} }
+  local valid = {}
+  for _, cfg in ipairs(runner.candidates(spec)) do
+    if not spec.valid or spec.valid(c, cfg) then valid[#valid + 1] = cfg end
+  end
+  local step = math.max(1, #valid // 6)
+  for i = 1, #valid, step do cfgs[#cfgs + 1] = valid[i] end
+  cfgs[#cfgs + 1] = valid[#valid]
+  return cfgs
+end
+
+-- Runs every configuration of every implementation into poisoned outputs; tb.verify vs refs.
+local function check_impls(op, c, ctx, ins, refs, where)
+  local family = device.props().family
+  for _, impl in ipairs(op.impls) do
+    local spec = op.module.implementations[impl]
+    if not spec.supports or spec.supports(c, ctx) then
+      for _, cfg in ipairs(configs_to_try(spec, c)) do
+        local tag = string.format("%s %s {%s}", where, impl, runner.config_string(cfg))
+        local okrun, err = xpcall(function()
+          local outs = op.module.outputs(c, ins, ctx)
+          for _, t in pairs(outs) do verify.poison(t) end
+          spec.plan(c, ins, outs, cfg, ctx):run()
+          for name, ref in pairs(refs) do
+            checks = checks + 1
+            local atol, rtol = config.tolerance(op.config, ref.dtype, family)
+            local r = verify.compare(outs[name], ref, { atol = atol, rtol = rtol, max_report = 3 })
+            if not r.ok then
+              local f = r.first and r.first[1]
+              fail("%s: output '%s': %d of %d mismatches (max abs %.3g)%s", tag, name, r.mismatches, r.numel,
+                   r.max_abs or 0, f and string.format(", first [%d] got %s expected %s", f.index,
+                   tostring(f.got), tostring(f.expected)) or "")
+            end
+          end
+        end, debug.traceback)
+        if not okrun then fail("%s: %s", tag, tostring(err)) end
+      end
+    end
+  end
+end
+
+local function check_case(op, name, dtype, params)
+  local c = { params = params, dtype = dtype, index = 1, id = case_id(params) }
+  local where = string.format("%s %s %s", name, dtype, c.id)
+  local ctx <close> = context.new(op, c)
+  local ins = op.module.inputs(c, ctx)
+  local refs = op.module.outputs(c, ins, ctx)
+  for _, t in pairs(refs) do verify.poison(t) end
+  op.module.reference(c, ins, refs, ctx):run()
+  local want = cpu[name](c, host_all(ins))
+  for oname, ref in pairs(refs) do
+    local atol, rtol = verify.defaults(ref.dtype)
+    compare_cpu(where .. " reference '" .. oname .. "' vs CPU", ref:to_host(1 << 24), want, atol, rtol)
+  end
+  check_impls(op, c, ctx, ins, refs, where)
+  print(string.format("ok  %s", where))
+end
+
+-- argmax with planted ties across threads and vectors: the first index must win.
+local function check_argmax_ties(op)
+  for _, dtype in ipairs({ "fp16", "fp32" }) do
+    local rows, cols = 4, 5003
+    local vals, want = {}, {}
+    local plants = { { 4000, 17, 2500 }, { 9, 10, 5002 }, { 5002, 4096, 4097 }, { 1, 0, 3333 } }
+    for r = 0, rows - 1 do
+      for j = 0, cols - 1 do vals[r * cols + j + 1] = ((r * 7919 + j * 104729) % 2001) / 1000 - 1 end
+      local first = math.huge
+      for _, j in ipairs(plants[r + 1]) do
+        vals[r * cols + j + 1] = 3.5
+        first = math.min(first, j)
+      end
+      want[r + 1] = first
+    end
+    local c = { params = { M = rows, N = cols }, dtype = dtype, index = 1, id = "ties" }
+    local where = "argmax " .. dtype .. " planted ties"
+    local ctx <close> = context.new(op, c)
+    local ins = { x = ctx.from_table(vals, dtype, { rows, cols }) }
+    local refs = op.module.outputs(c, ins, ctx)
+    op.module.reference(c, ins, refs, ctx):run()
+    compare_cpu(where .. " reference vs CPU", refs.out:to_host(), want, 0, 0)
+    check_impls(op, c, ctx, ins, refs, where)
+    print(string.format("ok  %s", where))
+  end
+end
+
+local selected = {}
+for i = 1, #arg do selected[#selected + 1] = arg[i] end
+if #selected == 0 then selected = ORDER end
+
+for _, name in ipairs(selected) do
+  local spec = CASES[name]
+  if not spec then error("operators_cpu_check: no small cases for operator '" .. name .. "'") end
+  local op = opmod.load(name)
+  for _, dtype in ipairs(spec.dtypes) do
+    for _, params in ipairs(spec.params) do
+      local okc, err = xpcall(check_case, debug.traceback, op, name, dtype, params)
+      if not okc then fail("%s %s %s: %s", name, dtype, case_id(params), tostring(err)) end
+    end
+  end
+  if name == "argmax" then check_argmax_ties(op) end
+end
+
+print(string.format("%d checks, %d failures", checks, failures))
+os.exit(failures == 0 and checks > 0 and 0 or 1)
