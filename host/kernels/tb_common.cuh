@@ -229,7 +229,8 @@ template <int tb_GROUP> TB_DEVICE void tb_group_argmax(float &v, int &i, float *
 // Block c of the grid-stride loop owns the BLOCK * UNROLL vectors [c*CHUNK, (c+1)*CHUNK): thread t
 // loads vectors t, t + BLOCK, ... (coalesced); the loads of every input are written before any
 // use (ptxas issues at least half of them ahead of the first use: ample at full occupancy).
-// Vectors past the last whole chunk, then the n % N last elements, are spread over all threads. If any pointer is not 16-byte aligned (a view), every element takes the scalar path.
+// Vectors past the last whole chunk, then the n % N last elements, are spread over all threads.
+// If any pointer is not 16-byte aligned (a view), every element takes the scalar path.
 template <int tb_NIN, typename tb_T, int tb_BLOCK, int tb_UNROLL, typename tb_F>
 TB_DEVICE void tb_pointwise(const tb_T *__restrict__ a, const tb_T *__restrict__ b, tb_T *__restrict__ out,
                             long long n, tb_F f) {
