@@ -272,6 +272,11 @@ do
         '{1000000000000000} uint8 %(free %d+ of %d+ bytes%)$') ~= nil, 'OOM: %s', tostring(msg))
   local y, msg2, code2 = tensor.randn({ 1000000, 1000000 }, 'fp32', 1)
   check(y == nil and code2 == 'oom' and msg2:find('4000000000000 bytes', 1, true), 'randn OOM: %s', tostring(msg2))
+  -- Not more than the device holds, but more than is free: the driver's own out-of-memory.
+  local free, total = device.mem_info()
+  local z, msg3, code3 = tensor.empty(total, 'uint8')
+  check(z == nil and code3 == 'oom' and msg3:find('out of memory: ' .. total .. ' bytes', 1, true),
+        'OOM from cuMemAlloc (free %d of %d): %s', free, total, tostring(msg3))
   check(tensor.full(8, 'fp32', 1):to_host()[8] == 1, 'the device still works after an OOM')
 end
 
