@@ -60,6 +60,25 @@ void tb_running_add(tb_running *r, double x, double gpu_time_s) {
   r->mean += d / (double)r->n;
   r->m2 += d * (x - r->mean);
   r->gpu_time_s += gpu_time_s;
+  if (r->n >= 2) {
+    r->noise_hist[r->hist_pos] = tb_running_noise(r);
+    r->hist_pos = (r->hist_pos + 1) % TB_NOISE_WINDOW;
+    if (r->hist_n < TB_NOISE_WINDOW) r->hist_n++;
+  }
+}
+
+double tb_noise_trend(const tb_running *r) {
+  if (r->hist_n < TB_NOISE_WINDOW) return INFINITY;
+  /* Chronological order starts at hist_pos (the oldest entry of a full ring). */
+  double sx = 0, sy = 0, sxx = 0, sxy = 0, k = TB_NOISE_WINDOW;
+  for (size_t i = 0; i < TB_NOISE_WINDOW; i++) {
+    double y = r->noise_hist[(r->hist_pos + i) % TB_NOISE_WINDOW], x = (double)i;
+    sx += x; sy += y; sxx += x * x; sxy += x * y;
+  }
+  double mean = sy / k, denom = k * sxx - sx * sx;
+  if (!(mean > 0) || denom == 0) return INFINITY;
+  double slope = (k * sxy - sx * sy) / denom;
+  return fabs(slope) * k / mean;
 }
 
 double tb_running_noise(const tb_running *r) {
@@ -68,7 +87,8 @@ double tb_running_noise(const tb_running *r) {
 }
 
 const char *tb_stop_reason_name(tb_stop_reason r) {
-  static const char *const names[] = {"continue", "repeat", "converged", "timeout", "max_samples"};
+  static const char *const names[] = {"continue", "repeat", "converged", "timeout", "max_samples",
+                                      "noise_plateau"};
   return (unsigned)r < sizeof names / sizeof names[0] ? names[r] : "unknown";
 }
 
@@ -80,6 +100,9 @@ tb_stop_reason tb_stop_decide(const tb_stop_rule *rule, const tb_running *r, dou
     if (r->n >= min_n && r->gpu_time_s >= rule->min_time_s &&
         tb_running_noise(r) < rule->max_noise)
       return TB_STOP_CONVERGED;
+    if (r->n >= min_n && r->gpu_time_s >= rule->min_time_s && rule->plateau_tol > 0 &&
+        tb_noise_trend(r) < rule->plateau_tol)
+      return TB_STOP_PLATEAU;
     if (rule->max_samples > 0 && r->n >= rule->max_samples) return TB_STOP_MAX_SAMPLES;
   }
   if (rule->timeout_s > 0 && wall_s >= rule->timeout_s) return TB_STOP_TIMEOUT;

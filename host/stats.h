@@ -20,10 +20,15 @@ double tb_stdev(const double *x, size_t n);
 int tb_summarize(const double *x, size_t n, tb_summary *out);
 
 /* Running mean and variance (Welford), plus the GPU time behind the samples. */
+#define TB_NOISE_WINDOW 64
 typedef struct tb_running {
   size_t n;
   double mean, m2;
   double gpu_time_s;
+  /* The relative stdev after each of the last TB_NOISE_WINDOW samples (a ring), for the
+   * plateau test: noise that has stopped falling will not reach max_noise by waiting. */
+  double noise_hist[TB_NOISE_WINDOW];
+  size_t hist_n, hist_pos;
 } tb_running;
 void tb_running_add(tb_running *r, double x, double gpu_time_s);
 double tb_running_noise(const tb_running *r); /* relative stdev; +inf when n < 2 or mean == 0 */
@@ -33,7 +38,8 @@ typedef enum tb_stop_reason {
   TB_STOP_REPEAT,      /* fixed: the requested number of samples was kept */
   TB_STOP_CONVERGED,   /* adaptive: noise under max_noise with min_samples and min_time */
   TB_STOP_TIMEOUT,     /* wall-clock limit */
-  TB_STOP_MAX_SAMPLES  /* adaptive: the sample cap */
+  TB_STOP_MAX_SAMPLES, /* adaptive: the sample cap */
+  TB_STOP_PLATEAU      /* adaptive: noise above max_noise but no longer falling (nvbench) */
 } tb_stop_reason;
 const char *tb_stop_reason_name(tb_stop_reason r); /* "repeat", "converged", "timeout", ... */
 
@@ -45,7 +51,13 @@ typedef struct tb_stop_rule {
   double max_noise;    /* adaptive: relative stdev to reach (0.005) */
   double min_time_s;   /* adaptive: GPU time of kept samples to accumulate first */
   double timeout_s;    /* both: wall-clock limit (<= 0: none) */
+  double plateau_tol;  /* adaptive: relative change of the noise over the last window under
+                          which it counts as converged (0.02; <= 0 disables) */
 } tb_stop_rule;
+
+/* The relative change of the noise over the window: |least-squares slope| * window / mean of
+ * the window's noise. +inf until the window is full. */
+double tb_noise_trend(const tb_running *r);
 
 /* The decision after the samples in r, wall_s seconds after the measurement began. Dropped
  * samples never reach r, so they count only toward the wall-clock limit. */

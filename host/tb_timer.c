@@ -32,7 +32,7 @@ typedef enum opt_type { OPT_NUMBER, OPT_INTEGER, OPT_BOOLEAN, OPT_CHOICE } opt_t
 typedef struct measure_opts {
   int mode;             /* 0 adaptive, 1 fixed */
   double warmup;        /* -1: by mode */
-  double repeat, min_samples, max_samples, max_noise, min_time, timeout;
+  double repeat, min_samples, max_samples, max_noise, min_time, timeout, noise_plateau;
   int flush;
   double flush_bytes;   /* -1: by device */
   int graph;
@@ -43,7 +43,7 @@ typedef struct measure_opts {
 
 static const measure_opts default_opts = {
   .mode = 0, .warmup = -1, .repeat = 100, .min_samples = 10, .max_samples = 0, .max_noise = 0.005,
-  .min_time = 0.05, .timeout = 15, .flush = 1, .flush_bytes = -1, .graph = 1, .clock = 0,
+  .min_time = 0.05, .timeout = 15, .noise_plateau = 0.02, .flush = 1, .flush_bytes = -1, .graph = 1, .clock = 0,
   .clock_check = 1, .throttle_threshold = 0.90, .clock_window_ns = 2000, .sync_timeout = 60};
 
 typedef struct opt_desc {
@@ -70,6 +70,9 @@ static const opt_desc options[] = {
    "adaptive: stop once stdev/mean of the samples is under this"},
   {"min_time", OPT_NUMBER, OFF(min_time), NULL, 0, 3600, "0.05",
    "adaptive: seconds of GPU time (evictions + kernels) the kept samples must cover first"},
+  {"noise_plateau", OPT_NUMBER, OFF(noise_plateau), NULL, 0, 1, "0.02",
+   "adaptive: also stop once the noise changed by less than this (relative) over the last 64 "
+   "samples: it will not reach max_noise by waiting (nvbench's convergence test; 0 disables)"},
   {"timeout", OPT_NUMBER, OFF(timeout), NULL, 0, 86400, "15", "wall-clock seconds after which sampling stops"},
   {"flush", OPT_BOOLEAN, OFF(flush), NULL, 0, 0, "true", "evict the last-level cache before every run"},
   {"flush_bytes", OPT_INTEGER, OFF(flush_bytes), NULL, 1, 1e12, "2 x L2 (cdna3: 512 MiB)",
@@ -536,7 +539,8 @@ static int l_measure(lua_State *L) {
 
   tb_stop_rule rule = {.adaptive = !fixed, .repeat = (size_t)m->o.repeat,
                        .min_samples = (size_t)m->o.min_samples, .max_samples = (size_t)m->o.max_samples,
-                       .max_noise = m->o.max_noise, .min_time_s = m->o.min_time, .timeout_s = m->o.timeout};
+                       .max_noise = m->o.max_noise, .min_time_s = m->o.min_time, .timeout_s = m->o.timeout,
+                       .plateau_tol = m->o.noise_plateau};
   double est_busy = 0, est_wall = 0;
   size_t warm_left = warmup;
   while (warm_left > 0) { /* warm-up runs go through the same path, unkept */

@@ -1,11 +1,11 @@
-/* cuda.c: the CUDA Driver API behind gpu.h's vtable. libcuda.so.1 is opened with dlopen and its
- * entry points resolved with cuGetProcAddress, so cuda.h provides types only and nothing links it.
+/* cuda.c: the CUDA Driver API behind gpu.h's vtable. libcuda.so.1 is opened with dlopen, so
+ * cuda.h provides types only and nothing links it.
  *
- * Entry points are requested by their base name ("cuMemAlloc") at the headers' CUDA_VERSION (or
- * the driver's, if older), which yields the ABI the headers declare (cuMemAlloc_v2,
- * cuEventElapsedTime_v2, ...); each pointer is typed from the header's own prototype. The legacy
- * default-stream variants are asked for: every launch names its stream, and a NULL stream must
- * mean the same thing as in the unsuffixed exports (dlsym fallback for drivers before 12.0). */
+ * Each entry point is taken by the exported name the headers map it to (cuMemAlloc ->
+ * cuMemAlloc_v2, the legacy default-stream variants), whose ABI is the header's prototype we
+ * type the pointer with. cuGetProcAddress is the fallback only: at the headers' version it can
+ * return a newer ABI under the same base name (CUDA 13: cuCtxSynchronize is then
+ * cuCtxSynchronize_v2, which takes a context), which a void-prototype call would break. */
 #define _GNU_SOURCE /* dladdr */
 #include <cuda.h>
 #include <dlfcn.h>
@@ -182,12 +182,16 @@ static gpu_status resolve_symbols(void) {
   int want = driver_version < CUDA_VERSION ? driver_version : CUDA_VERSION;
   for (size_t i = 0; i < sizeof cu_symbols / sizeof cu_symbols[0]; i++) {
     const struct cu_symbol *s = &cu_symbols[i];
-    void *fn = NULL;
+    /* The exported name the headers map to first: its ABI is the prototype we call it with.
+     * cuGetProcAddress at the headers' version can hand back a newer ABI under the same base
+     * name (CUDA 13: cuCtxSynchronize -> cuCtxSynchronize_v2(CUcontext)), so it is only the
+     * fallback for drivers that do not export the versioned name. */
+    void *fn = dlsym(libcuda, s->versioned);
     CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-    if (get_proc == NULL || get_proc(s->base, &fn, want, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &found) != CUDA_SUCCESS ||
-        found != CU_GET_PROC_ADDRESS_SUCCESS)
+    if (fn == NULL && get_proc != NULL &&
+        (get_proc(s->base, &fn, want, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &found) != CUDA_SUCCESS ||
+         found != CU_GET_PROC_ADDRESS_SUCCESS))
       fn = NULL;
-    if (fn == NULL) fn = dlsym(libcuda, s->versioned);
     if (fn == NULL && s->required)
       return gpu_set_error(GPU_ERR_NO_DRIVER,
                            "no usable CUDA driver (%s, version %d, lacks %s; the headers are CUDA %d)",

@@ -119,6 +119,39 @@ static void test_noisy_stream_runs_to_timeout(void) {
   free(s);
 }
 
+/* nvbench's convergence test: noise that stopped falling ends the measurement long before the
+ * timeout, but never before min_time and the window of samples. */
+static void test_noise_plateau_stops_noisy_stream(void) {
+  tb_stop_rule rule = adaptive_rule();
+  rule.plateau_tol = 0.02;
+  size_t n = 20000;
+  tb_stream_sample *s = make_stream(n, 0.2, 1980); /* relative stdev ~11.5 %, never under 0.5 % */
+  tb_stream_result res;
+  tb_stop_run_stream(&rule, s, n, 1980, 0.9, &res);
+  CHECK(res.reason == TB_STOP_PLATEAU);
+  CHECK(res.kept >= TB_NOISE_WINDOW + 1);
+  CHECK(s[res.consumed - 1].wall_s < 15);
+  CHECK(tb_noise_trend(&res.running) < 0.02);
+  /* min_time still holds: 2 s of GPU time needs 2000 samples of 1 ms. */
+  rule.min_time_s = 2.0;
+  tb_stop_run_stream(&rule, s, n, 1980, 0.9, &res);
+  CHECK(res.reason == TB_STOP_PLATEAU && res.kept >= 2000);
+  /* Disabled, only the timeout stops it. */
+  rule.plateau_tol = 0;
+  tb_stop_run_stream(&rule, s, n, 1980, 0.9, &res);
+  CHECK(res.reason == TB_STOP_TIMEOUT);
+  free(s);
+}
+
+/* A noise that is still rising is no plateau. */
+static void test_rising_noise_is_no_plateau(void) {
+  tb_running r = {0};
+  for (int i = 0; i < 200; i++) tb_running_add(&r, 1.0 + (i % 2 ? 1 : -1) * 1e-4 * pow(1.03, i), 0);
+  CHECK(tb_noise_trend(&r) > 0.05);
+  tb_running empty = {0};
+  CHECK(isinf(tb_noise_trend(&empty)));
+}
+
 static void test_mild_noise_converges(void) {
   tb_stop_rule rule = adaptive_rule();
   size_t n = 100000;
@@ -179,6 +212,8 @@ int main(void) {
   test_summary();
   test_constant_stream_stops_at_min_time();
   test_noisy_stream_runs_to_timeout();
+  test_noise_plateau_stops_noisy_stream();
+  test_rising_noise_is_no_plateau();
   test_mild_noise_converges();
   test_throttled_samples_dropped();
   test_fixed_rule();

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The runs that matter on the GPU machine, in stages, each logged. Used with the device tool:
+#   bash scripts/gpu-session.sh OUTDIR STAGE [STAGE...]
+# Stages: info, ctest (GPU tests, quick ones), ctest-slow (isolation, resume), vector_add,
+# peaks, matmul, fidelity, operators (all operators, default mode), autotune, smoke, examples.
+# Expects a build in ./build (carried from the build machine). Logs go to OUTDIR/logs/, results
+# to ./results and ./peaks; OUTDIR/session.tgz bundles logs and results for the trip back.
+set -u
+OUTDIR=${1:?usage: gpu-session.sh OUTDIR STAGE...}
+shift
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+TB=$ROOT/build/tilebench
+LOGS=$OUTDIR/logs
+mkdir -p "$LOGS"
+# The NVRTC cache travels inside the carried build (warmed on the build machine: same NVRTC).
+export TILEBENCH_CACHE_DIR=${TILEBENCH_CACHE_DIR:-$ROOT/build/test-cache}
+export PYTHONUNBUFFERED=1
+summary=$OUTDIR/summary.txt
+
+stage() {
+  local name=$1; shift
+  local t0=$(date +%s)
+  echo "=== $name: $*" | tee -a "$summary"
+  timeout "${STAGE_TIMEOUT:-300}" "$@" > "$LOGS/$name.log" 2>&1
+  local rc=$?
+  echo "=== $name: rc=$rc in $(( $(date +%s) - t0 )) s" | tee -a "$summary"
+  tail -n 25 "$LOGS/$name.log" | sed 's/^/    /' >> "$summary"
+  return 0
+}
+
+for s in "$@"; do
+  case $s in
+    info)
+      stage info bash -c "nvidia-smi; nvidia-smi -q -d CLOCK | head -40; $TB --version; $TB devices" ;;
+    ctest)
+      stage ctest bash -c "cd build && ctest -L gpu -E 'gpu_isolation|gpu_resume' --output-on-failure --timeout 300" ;;
+    ctest-slow)
+      stage ctest-slow bash -c "cd build && ctest -R 'gpu_isolation|gpu_resume' --output-on-failure --timeout 400" ;;
+    vector_add)
+      stage vector_add "$TB" run --operator vector_add --gpu H200 ;;
+    peaks)
+      stage peaks "$TB" peaks --gpu H200 ;;
+    matmul)
+      stage matmul bash bench/matmul/run.sh "$TB" ;;
+    fidelity)
+      stage fidelity bash bench/timing_fidelity/run.sh "$OUTDIR/fidelity" ;;
+    operators)
+      ops=$(ls operators | tr '\n' ',' | sed 's/,$//')
+      stage operators "$TB" run --operator "$ops" --gpu H200 --quiet ;;
+    autotune)
+      ops=$(ls operators | tr '\n' ',' | sed 's/,$//')
+      stage autotune "$TB" run --operator "$ops" --gpu H200 --autotune --quiet ;;
+    smoke)
+      stage smoke "$TB" run campaigns/smoke.lua --gpu H200 ;;
+    examples)
+      stage examples bash -c "$TB script examples/plain_api.lua" ;;
+    *)
+      stage "custom" bash -c "$s" ;;
+  esac
+done
+
+mkdir -p "$OUTDIR/bundle"
+for p in results peaks bench/results; do
+  [ -e "$ROOT/$p" ] && mkdir -p "$OUTDIR/bundle/$(dirname $p)" && cp -r "$ROOT/$p" "$OUTDIR/bundle/$p"
+done
+mv "$LOGS" "$OUTDIR/bundle/logs"
+tar czf "$OUTDIR/session.tgz" -C "$OUTDIR/bundle" . && rm -rf "$OUTDIR/bundle"
+echo "done: $summary"
