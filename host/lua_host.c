@@ -22,6 +22,8 @@ int luaopen_tb_yaml(lua_State *L);
 int luaopen_tb_sys(lua_State *L);
 int luaopen_tb_blas(lua_State *L);
 int luaopen_lfs(lua_State *L);
+extern const char tb_git_sha[]; /* build/git_version.c, written at every build */
+extern const int tb_git_dirty;
 int luaopen_cjson(lua_State *L);
 
 static const luaL_Reg preloaded[] = {
@@ -124,7 +126,9 @@ lua_State *tb_lua_new(void) {
   lua_setglobal(L, "TILEBENCH_HOME");
   lua_pushstring(L, TB_VERSION);
   lua_setglobal(L, "TILEBENCH_VERSION");
-  lua_pushstring(L, TB_GIT_SHA);
+  lua_pushstring(L, tb_git_sha);
   lua_setglobal(L, "TILEBENCH_GIT_SHA");
+  lua_pushboolean(L, tb_git_dirty);
+  lua_setglobal(L, "TILEBENCH_GIT_DIRTY");
   return L;
 }

@@ -61,7 +61,7 @@ function M.main(arg)
     first = args[1]
   end
   if first == "--version" or first == "version" then
-    io.write(string.format("tilebench %s (git %s, %s)\n", TILEBENCH_VERSION, TILEBENCH_GIT_SHA, _VERSION))
+    io.write(string.format("tilebench %s (git %s%s, %s)\n", TILEBENCH_VERSION, TILEBENCH_GIT_SHA, TILEBENCH_GIT_DIRTY and "-dirty" or "", _VERSION))
     return 0
   end
   local cmd = load_command(first)

@@ -45,7 +45,7 @@ function M.collect(opts)
     run_id = opts.run_id,
     gpu = opts.label,
     started = opts.started or sys.iso_time(),
-    tilebench = { version = TILEBENCH_VERSION, build_sha = TILEBENCH_GIT_SHA, home = TILEBENCH_HOME,
+    tilebench = { version = TILEBENCH_VERSION, build_sha = TILEBENCH_GIT_SHA, build_dirty = TILEBENCH_GIT_DIRTY, home = TILEBENCH_HOME,
                   git = M.git(TILEBENCH_HOME), exe = sys.exe() },
     lua = _VERSION,
     versions = w.versions, versions_error = w.versions_error,
