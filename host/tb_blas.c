@@ -16,6 +16,8 @@
  *   op:algo_count()    how many algorithms the heuristic offered
  *   op:algo_index()    the one in use (1-based)
  *   op:workspace_bytes()
+ *   op:describe()      what cuBLASLt is given: operands, ops, leading dimensions, types, scales,
+ *                      how C is bound, alignments, the algorithm (also in every failure message)
  *   op:close()         free descriptors and workspace (also __gc / __close); later use raises
  *   getmetatable(op).__tb_run: light userdata, the tb_native_run_fn that replays it from C */
 #include <stdint.h>
@@ -69,6 +71,13 @@ static int m_algo_index(lua_State *L) {
 
 static int m_workspace(lua_State *L) {
   lua_pushinteger(L, (lua_Integer)blas_matmul_workspace(check_matmul(L, 1)->op));
+  return 1;
+}
+
+static int m_describe(lua_State *L) {
+  char buf[1536];
+  size_t n = blas_matmul_describe(check_matmul(L, 1)->op, buf, sizeof buf);
+  lua_pushlstring(L, buf, n);
   return 1;
 }
 
@@ -245,6 +254,7 @@ static const luaL_Reg methods[] = {
   {"algo_count", m_algo_count},
   {"algo_index", m_algo_index},
   {"workspace_bytes", m_workspace},
+  {"describe", m_describe},
   {"close", release},
   {NULL, NULL}
 };

@@ -50,6 +50,10 @@ gpu_status blas_matmul_run(blas_matmul *op, gpu_stream s);
 int blas_matmul_algo_count(const blas_matmul *op);
 int blas_matmul_algo_index(const blas_matmul *op);
 size_t blas_matmul_workspace(const blas_matmul *op);
+/* Writes what cuBLASLt is given (operand buffers, shapes, ops, leading dimensions, strides, types,
+ * compute and scale types, fp8 scale pointers and fast accumulation, how C is bound, pointer
+ * alignments, the algorithm and its alignment needs) into buf; returns the length written. */
+size_t blas_matmul_describe(const blas_matmul *op, char *buf, size_t len);
 /* Frees everything; NULL is fine. */
 void blas_matmul_destroy(blas_matmul *op);
 

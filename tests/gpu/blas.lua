@@ -1,6 +1,8 @@
 -- tb.blas on a GPU: a cuBLASLt matmul computes a known product (row-major, batched, fp8 TN with
--- bf16 output), replays from a launch plan, reports its algorithms, and fails with clear messages
--- (fp8 without B transposed, algo_index past the list, use after close). Exit 77 without a GPU.
+-- bf16 output with and without fast accumulation, int8 TN with int32 output), replays from a
+-- launch plan, reports its algorithms, and fails with clear messages (fp8 without B transposed,
+-- algo_index past the list, use after close). fp8/int8 cases print op:describe(), the
+-- descriptors cuBLASLt was given, pass or fail. Exit 77 without a GPU.
 local device = require("tb.device")
 local ok_dev, why = device.available()
 if not ok_dev then io.stderr:write("skip: ", tostring(why), "\n") os.exit(77) end
@@ -50,24 +52,52 @@ for _, dt in ipairs({ "fp32", "fp16", "bf16" }) do
   expect(r.ok, dt .. " inputs, fp32 output, batch 2, replayed from a plan: exact")
 end
 
+-- Creates and runs one TN matmul; on any failure prints the descriptors cuBLASLt was given
+-- (the error text carries them too, with cuBLASLt's own log line when it gave one).
+local function run_tn(label, spec, ref)
+  local ok_make, op = pcall(blas.matmul, spec)
+  if not ok_make then
+    expect(false, label .. ": " .. tostring(op):match("[^\n]*"))
+    return
+  end
+  local ok_run, err = pcall(op.run, op)
+  if ok_run then ok_run, err = pcall(device.synchronize) end
+  if not ok_run then
+    expect(false, label .. ": " .. tostring(err):match("[^\n]*"))
+  else
+    local r = verify.compare(spec.c, ref, { atol = 0, rtol = 0 })
+    expect(r.ok, label .. ": exact" .. (r.ok and "" or string.format(" (%d mismatches)", r.mismatches or -1)))
+  end
+  print("     descriptors: " .. op:describe())
+  op:close()
+end
+
 do -- fp8 e4m3, B given transposed (TN), bf16 output, unit scales; and fast accumulation
   local a = tensor.from_table(av, "fp8_e4m3", { batch * m * k })
   local bt = tensor.from_table(btv, "fp8_e4m3", { batch * n * k })
   local b = tensor.from_table(bv, "fp8_e4m3", { batch * k * n })
+  local ref = tensor.from_table(cv, "bf16", { batch * m * n })
   for _, fast in ipairs({ false, true }) do
     local c = tensor.empty({ batch * m * n }, "bf16")
     verify.poison(c)
-    local op = blas.matmul{ a = a, b = bt, c = c, m = m, n = n, k = k, batch = batch, b_transposed = true,
-                            fp8 = { fast_accum = fast, out_dtype = "bf16" } }
-    op:run()
-    device.synchronize()
-    local ref = tensor.from_table(cv, "bf16", { batch * m * n })
-    expect(verify.compare(c, ref, { atol = 0, rtol = 0 }).ok, "fp8 TN -> bf16, fast_accum=" .. tostring(fast) .. ": exact")
+    run_tn("fp8 TN -> bf16, batch 2, fast_accum=" .. tostring(fast),
+           { a = a, b = bt, c = c, m = m, n = n, k = k, batch = batch, b_transposed = true,
+             fp8 = { fast_accum = fast, out_dtype = "bf16" } }, ref)
   end
   local c = tensor.empty({ batch * m * n }, "bf16")
   expect_error("b_transposed=true", function()
     blas.matmul{ a = a, b = b, c = c, m = m, n = n, k = k, batch = batch }
   end, "fp8 without b_transposed is refused with the TN explanation")
+end
+
+do -- int8, B given transposed (TN), int32 output and accumulation
+  local a = tensor.from_table(av, "int8", { batch * m * k })
+  local bt = tensor.from_table(btv, "int8", { batch * n * k })
+  local c = tensor.empty({ batch * m * n }, "int32")
+  verify.poison(c)
+  run_tn("int8 TN -> int32, batch 2",
+         { a = a, b = bt, c = c, m = m, n = n, k = k, batch = batch, b_transposed = true },
+         tensor.from_table(cv, "int32", { batch * m * n }))
 end
 
 do -- misuse
