@@ -7,8 +7,9 @@
  *     result: clock ("cupti"|"events"), clock_fallback_reason, samples (ms, kept, reported clock),
  *       events_ms, sm_clocks_mhz, n, dropped_throttled, dropped_incomplete, min, max, median,
  *       mean, stdev, noise, q1, q3, events_median, sm_clock_mhz, max_clock_mhz,
- *       throttle_threshold, graph, graph_fallback_reason, flush_bytes, warmup, mode, wall_s,
- *       gpu_busy_s, evict_s, probe_s, kernels_per_run, stop_reason
+ *       throttle_threshold, graph, graph_fallback_reason, flush_bytes, flush_mode,
+ *       flush_tlb_bytes, warmup, mode, wall_s, gpu_busy_s, evict_s, probe_s, probes, batches,
+ *       kernels_per_run, stop_reason
  *   Errors raise: a fault of the plan with the API name; a hung plan with "timeout: ...".
  *   tb.timer.clock_probe([window_ns]) -> { mhz = median over SMs, min_mhz, max_mhz, sms }
  *   tb.timer.cupti() -> { available = bool, reason = string|nil, library = path|nil }
@@ -35,16 +36,19 @@ typedef struct measure_opts {
   double repeat, min_samples, max_samples, max_noise, min_time, timeout, noise_plateau;
   int flush;
   double flush_bytes;   /* -1: by device */
+  int flush_mode;       /* 0 read (evict.cu), 1 write (memset) */
+  double flush_tlb_bytes; /* 0: no page sweep */
   int graph;
   int clock;            /* 0 cupti, 1 events */
   int clock_check;
-  double throttle_threshold, clock_window_ns, sync_timeout;
+  double throttle_threshold, clock_window_ns, clock_interval, sync_timeout;
 } measure_opts;
 
 static const measure_opts default_opts = {
   .mode = 0, .warmup = -1, .repeat = 100, .min_samples = 10, .max_samples = 0, .max_noise = 0.005,
-  .min_time = 0.05, .timeout = 15, .noise_plateau = 0.02, .flush = 1, .flush_bytes = -1, .graph = 1, .clock = 0,
-  .clock_check = 1, .throttle_threshold = 0.90, .clock_window_ns = 2000, .sync_timeout = 60};
+  .min_time = 0.05, .timeout = 15, .noise_plateau = 0.02, .flush = 1, .flush_bytes = -1, .flush_mode = 0,
+  .flush_tlb_bytes = 0, .graph = 1, .clock = 0, .clock_check = 1, .throttle_threshold = 0.90,
+  .clock_window_ns = 2000, .clock_interval = 0.005, .sync_timeout = 60};
 
 typedef struct opt_desc {
   const char *name;
@@ -76,7 +80,12 @@ static const opt_desc options[] = {
   {"timeout", OPT_NUMBER, OFF(timeout), NULL, 0, 86400, "15", "wall-clock seconds after which sampling stops"},
   {"flush", OPT_BOOLEAN, OFF(flush), NULL, 0, 0, "true", "evict the last-level cache before every run"},
   {"flush_bytes", OPT_INTEGER, OFF(flush_bytes), NULL, 1, 1e12, "2 x L2 (cdna3: 512 MiB)",
-   "bytes written by each eviction"},
+   "bytes each eviction reads (flush_mode read) or writes (flush_mode write)"},
+  {"flush_mode", OPT_CHOICE, OFF(flush_mode), "read write", 0, 0, "read",
+   "eviction: read the buffer with a kernel (leaves the L2 clean) or memset it (leaves it dirty)"},
+  {"flush_tlb_bytes", OPT_INTEGER, OFF(flush_tlb_bytes), NULL, 0, 1e13, "0",
+   "also read one word per 2 MiB page of a buffer this large in each eviction, to displace GPU "
+   "TLB entries (0: off)"},
   {"graph", OPT_BOOLEAN, OFF(graph), NULL, 0, 0, "true", "replay the plan as one CUDA graph"},
   {"clock", OPT_CHOICE, OFF(clock), "cupti events", 0, 0, "cupti",
    "reported clock: CUPTI kernel durations (falls back to events when CUPTI is unavailable) or events"},
@@ -86,6 +95,9 @@ static const opt_desc options[] = {
    "drop samples whose SM clock is under this fraction of the device's max clock"},
   {"clock_window_ns", OPT_INTEGER, OFF(clock_window_ns), NULL, 200, 1e7, "2000",
    "globaltimer window of the clock probe"},
+  {"clock_interval", OPT_NUMBER, OFF(clock_interval), NULL, 0, 10, "0.005",
+   "seconds of GPU time between clock probes: samples shorter than this share the probes around "
+   "their group (0: probe around every sample)"},
   {"sync_timeout", OPT_NUMBER, OFF(sync_timeout), NULL, 0.001, 86400, "60",
    "seconds to wait for one batch of runs before raising 'timeout'"},
 };
@@ -164,7 +176,9 @@ static int l_options(lua_State *L) {
 
 static struct {
   gpu_ptr evict;
-  size_t evict_cap;
+  size_t evict_cap, evict_filled; /* filled: bytes given their one-time memset */
+  gpu_ptr tlb;
+  size_t tlb_cap, tlb_filled;
   gpu_ptr probe;
   size_t probe_cap;
   gpu_event *events;
@@ -222,6 +236,25 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* Allocates (or grows) an eviction buffer and fills it once, so it is real memory holding one
+ * repeated 32-bit word (the read eviction's fold relies on that: see evict.cu). */
+static gpu_status ensure_filled(const gpu_backend *gpu, gpu_ptr *buf, size_t *cap, size_t *filled, size_t need) {
+  gpu_status st = ensure_buffer(gpu, buf, cap, need);
+  if (st != GPU_OK) return st;
+  if (*filled == *cap) return GPU_OK;
+  R.evict_value = R.evict_value * 1664525u + 1013904223u;
+  if ((st = gpu->memset32_async(*buf, R.evict_value, *cap / 4, tb_stream())) != GPU_OK) return st;
+  *filled = *cap;
+  return GPU_OK;
+}
+
+#define TLB_PAGE (2ull << 20) /* the driver maps large allocations with 2 MiB pages */
+
+static double median_of(const double *x, size_t n) {
+  tb_summary s;
+  return tb_summarize(x, n, &s) == 0 ? s.median : 0;
+}
+
 /* ---- one measurement --------------------------------------------------------------------- */
 
 typedef struct measure {
@@ -237,12 +270,19 @@ typedef struct measure {
   gpu_graph graph;
   char graph_reason[1024];
   size_t flush_bytes;
+  size_t tlb_pages;          /* pages the eviction touches for the TLBs (flush_tlb_bytes / 2 MiB) */
+  gpu_function *evict_fn, *pages_fn; /* read eviction (NULL: memset) */
   gpu_function *probe_fn;
+  size_t probe_stride;       /* samples per probe group in the current batch */
+  size_t probes, batches;
+  double span_s;             /* GPU timeline per sample of the last batch (for the wait) */
   unsigned probe_window;
   double max_mhz;
   /* per batch */
   double *kernel_ns, *probe_mhz, *probe_ns;
   int *kernel_count, *incomplete;
+  int *ev;                   /* per sample: events before the eviction (-1: none), run, after */
+  double *busy_tmp;
   unsigned long long *probe_host;
   /* kept samples */
   double *ms, *ev_ms, *clk;
@@ -258,8 +298,9 @@ static void measure_free(measure *m) {
   m->graph = NULL;
   free(m->kernel_ns); free(m->probe_mhz); free(m->probe_ns); free(m->kernel_count);
   free(m->incomplete); free(m->probe_host); free(m->ms); free(m->ev_ms); free(m->clk); free(m->kpr);
-  m->kernel_ns = m->probe_mhz = m->probe_ns = m->ms = m->ev_ms = m->clk = m->kpr = NULL;
-  m->kernel_count = m->incomplete = NULL;
+  free(m->ev); free(m->busy_tmp);
+  m->kernel_ns = m->probe_mhz = m->probe_ns = m->ms = m->ev_ms = m->clk = m->kpr = m->busy_tmp = NULL;
+  m->kernel_count = m->incomplete = m->ev = NULL;
   m->probe_host = NULL;
 }
 
@@ -303,7 +344,10 @@ static void alloc_batch(measure *m) {
   m->kernel_count = calloc(n, sizeof(int));
   m->incomplete = calloc(n, sizeof(int));
   m->probe_host = calloc(n * sms * 2, sizeof(unsigned long long));
-  if (!m->kernel_ns || !m->probe_mhz || !m->probe_ns || !m->kernel_count || !m->incomplete || !m->probe_host)
+  m->ev = calloc(3 * n, sizeof(int));
+  m->busy_tmp = calloc(n, sizeof(double));
+  if (!m->kernel_ns || !m->probe_mhz || !m->probe_ns || !m->kernel_count || !m->incomplete || !m->probe_host ||
+      !m->ev || !m->busy_tmp)
     measure_fail(m, gpu_set_error(GPU_ERR_OOM, "out of host memory"), "tb.timer.measure");
 }
 
@@ -315,19 +359,55 @@ static gpu_status launch_probe(measure *m, size_t slot) {
   return m->gpu->launch(m->probe_fn, grid, block, 0, m->s, args);
 }
 
-/* Enqueues n samples: [probe] then per sample: [event, evict] event, run, event, [probe]. The
- * eviction sits between the first two events, outside the timed interval. */
+/* One eviction: the read kernel over flush_bytes (and the page sweep), or the old memset. Launched
+ * outside any pushed CUPTI correlation id, so its records match no sample. */
+static gpu_status launch_evict(measure *m) {
+  const gpu_backend *gpu = m->gpu;
+  if (m->evict_fn == NULL) {
+    R.evict_value = R.evict_value * 1664525u + 1013904223u;
+    return gpu->memset32_async(R.evict, R.evict_value, m->flush_bytes / 4, m->s);
+  }
+  gpu_ptr buf = R.evict, sink = R.evict; /* the store is never taken; see evict.cu */
+  unsigned key = 1, sms = (unsigned)(m->props->sm_count > 0 ? m->props->sm_count : 1);
+  unsigned long long n16 = m->flush_bytes / 16;
+  void *args[] = {&buf, &n16, &sink, &key};
+  unsigned grid[3] = {sms * 8, 1, 1}, block[3] = {256, 1, 1};
+  gpu_status st = gpu->launch(m->evict_fn, grid, block, 0, m->s, args);
+  if (st != GPU_OK || m->tlb_pages == 0) return st;
+  gpu_ptr pages = R.tlb;
+  unsigned long long n_pages = m->tlb_pages, page = TLB_PAGE;
+  void *pargs[] = {&pages, &n_pages, &page, &sink, &key};
+  unsigned long long blocks = (n_pages + 255) / 256;
+  unsigned pgrid[3] = {(unsigned)(blocks < grid[0] ? blocks : grid[0]), 1, 1};
+  return gpu->launch(m->pages_fn, pgrid, block, 0, m->s, pargs);
+}
+
+/* Records an event unless the last one recorded has had nothing enqueued after it, in which case
+ * that one is reused (the end of one run is the start of the next eviction). */
+static int mark(measure *m, int *next, int *last) {
+  if (*last >= 0) return *last;
+  TRY(m, m->gpu->event_record(R.events[*next], m->s), "tb.timer.measure");
+  *last = (*next)++;
+  return *last;
+}
+
+/* Enqueues n samples: per sample [event, eviction] event, run, event; clock probes before the
+ * first sample and after every probe_stride samples (and after the last). Consecutive samples
+ * share an event. The eviction sits between the first two events, outside the timed interval. */
 static void enqueue_batch(measure *m, size_t n, uint64_t ext_base) {
   const gpu_backend *gpu = m->gpu;
+  size_t k = m->probe_stride ? m->probe_stride : 1;
+  int next = 0, last = -1;
   if (m->probe_fn) TRY(m, launch_probe(m, 0), "clock probe");
   for (size_t i = 0; i < n; i++) {
-    gpu_event *ev = &R.events[3 * i];
+    int *ev = &m->ev[3 * i];
+    ev[0] = -1;
     if (m->flush_bytes) {
-      TRY(m, gpu->event_record(ev[0], m->s), "tb.timer.measure");
-      R.evict_value = R.evict_value * 1664525u + 1013904223u;
-      TRY(m, gpu->memset32_async(R.evict, R.evict_value, m->flush_bytes / 4, m->s), "cache eviction");
+      ev[0] = mark(m, &next, &last);
+      TRY(m, launch_evict(m), m->evict_fn ? "cache eviction (evict.cu)" : "cache eviction (memset)");
+      last = -1;
     }
-    TRY(m, gpu->event_record(ev[1], m->s), "tb.timer.measure");
+    ev[1] = mark(m, &next, &last);
     if (m->cupti) TRY(m, cupti_push(ext_base + i), "tb.timer.measure");
     gpu_status st = m->graph ? gpu->graph_launch(m->graph, m->s) : tb_plan_run(m->plan, m->s);
     if (m->cupti) {
@@ -338,9 +418,43 @@ static void enqueue_batch(measure *m, size_t n, uint64_t ext_base) {
       else gpu_set_error(st, "%s", keep);
     }
     if (st != GPU_OK) measure_fail(m, st, m->graph ? "running the plan's graph" : "running the plan");
-    TRY(m, gpu->event_record(ev[2], m->s), "tb.timer.measure");
-    if (m->probe_fn) TRY(m, launch_probe(m, i + 1), "clock probe");
+    last = -1;
+    ev[2] = mark(m, &next, &last);
+    if (m->probe_fn && ((i + 1) % k == 0 || i + 1 == n)) {
+      TRY(m, launch_probe(m, i / k + 1), "clock probe");
+      last = -1;
+    }
   }
+}
+
+/* Waits for the batch. The host sleeps through most of the predicted GPU time (predicted_s from
+ * the previous batch, counted from t_enq, when enqueueing began), then polls without sleeping, so
+ * the next batch starts within microseconds of this one's end; past a spin budget it falls back
+ * to the backend's sleeping poll. sync_timeout bounds the whole wait. */
+static void wait_batch(measure *m, double t_enq, double predicted_s) {
+  const gpu_backend *gpu = m->gpu;
+  double start = wall_now(), limit = m->o.sync_timeout;
+  if (predicted_s > 0) {
+    double left = t_enq + 0.9 * predicted_s - 200e-6 - start;
+    if (left > limit) left = limit;
+    if (left > 0) {
+      struct timespec ts = {(time_t)left, (long)((left - floor(left)) * 1e9)};
+      nanosleep(&ts, NULL);
+    }
+  }
+  double spin = 0.25 * predicted_s > 2e-3 ? 0.25 * predicted_s : 2e-3, spin_end = wall_now() + spin;
+  for (;;) {
+    gpu_status st = gpu->stream_wait_timeout(m->s, 0); /* one query, no sleep */
+    if (st == GPU_OK) return;
+    if (st != GPU_ERR_TIMEOUT) measure_fail(m, st, "waiting for the plan's runs");
+    double now = wall_now();
+    if (now >= spin_end || now - start >= limit) break;
+  }
+  double left_ms = (limit - (wall_now() - start)) * 1e3;
+  gpu_status st = gpu->stream_wait_timeout(m->s, left_ms > 0 ? left_ms : 0);
+  if (st == GPU_ERR_TIMEOUT)
+    gpu_set_error(st, "cuStreamQuery: the batch of runs did not finish within sync_timeout = %g s", limit);
+  if (st != GPU_OK) measure_fail(m, st, "waiting for the plan's runs");
 }
 
 /* Median over SMs of one probe's cycles per nanosecond, in MHz (0 when unusable). */
@@ -367,19 +481,22 @@ static void say_fallback(measure *m) {
   fprintf(stderr, "tilebench: timing with CUDA events instead of CUPTI: %s\n", m->clock_reason);
 }
 
-/* Waits for the batch, reads both clocks and the probes. keep = 0 for warm-up: only the GPU busy
- * time counts. Returns the mean GPU busy seconds per sample (for sizing the next batch). */
+/* Reads both clocks and the probes of a finished batch. keep = 0 for warm-up: only the GPU busy
+ * time counts. Returns the median GPU busy seconds per sample (for sizing the next batch) and
+ * sets m->span_s, the batch's GPU timeline per sample (for predicting the next wait). */
 static double collect_batch(measure *m, size_t n, uint64_t ext_base, int keep) {
   const gpu_backend *gpu = m->gpu;
-  TRY(m, gpu->stream_wait_timeout(m->s, m->o.sync_timeout * 1e3), "waiting for the plan's runs");
-  size_t sms = (size_t)m->props->sm_count;
+  size_t sms = (size_t)m->props->sm_count, k = m->probe_stride ? m->probe_stride : 1;
+  m->batches++;
   if (m->probe_fn) {
-    TRY(m, gpu->copy_dtoh(m->probe_host, R.probe, (n + 1) * sms * 2 * sizeof(unsigned long long)),
+    size_t slots = (n + k - 1) / k + 1;
+    TRY(m, gpu->copy_dtoh(m->probe_host, R.probe, slots * sms * 2 * sizeof(unsigned long long)),
         "reading the clock probes");
-    for (size_t j = 0; j <= n; j++) {
+    for (size_t j = 0; j < slots; j++) {
       m->probe_mhz[j] = probe_clock(m, j, &m->probe_ns[j]);
       m->probe_s += m->probe_ns[j] * 1e-9;
     }
+    m->probes += slots;
   }
   int cupti_ok = m->cupti;
   if (m->cupti) {
@@ -402,15 +519,21 @@ static double collect_batch(measure *m, size_t n, uint64_t ext_base, int keep) {
       }
     }
   }
-  double busy_sum = 0;
+  m->span_s = 0;
+  if (n > 0) {
+    float span_ms = 0;
+    int first = m->ev[0] >= 0 ? m->ev[0] : m->ev[1];
+    TRY(m, gpu->event_elapsed_ms(&span_ms, R.events[first], R.events[m->ev[3 * (n - 1) + 2]]), "reading events");
+    m->span_s = span_ms * 1e-3 / (double)n;
+  }
   for (size_t i = 0; i < n; i++) {
     float run_ms = 0, evict_ms = 0;
-    gpu_event *ev = &R.events[3 * i];
-    TRY(m, gpu->event_elapsed_ms(&run_ms, ev[1], ev[2]), "reading events");
-    if (m->flush_bytes) TRY(m, gpu->event_elapsed_ms(&evict_ms, ev[0], ev[1]), "reading events");
+    const int *ev = &m->ev[3 * i];
+    TRY(m, gpu->event_elapsed_ms(&run_ms, R.events[ev[1]], R.events[ev[2]]), "reading events");
+    if (ev[0] >= 0) TRY(m, gpu->event_elapsed_ms(&evict_ms, R.events[ev[0]], R.events[ev[1]]), "reading events");
     double kernel_ms = cupti_ok ? m->kernel_ns[i] * 1e-6 : run_ms;
     double busy = (evict_ms + kernel_ms) * 1e-3;
-    busy_sum += busy;
+    m->busy_tmp[i] = busy;
     m->busy_s += busy;
     m->evict_s += evict_ms * 1e-3;
     if (!keep) continue;
@@ -419,8 +542,8 @@ static double collect_batch(measure *m, size_t n, uint64_t ext_base, int keep) {
       continue;
     }
     double clk = 0;
-    if (m->probe_fn) {
-      double a = m->probe_mhz[i], b = m->probe_mhz[i + 1];
+    if (m->probe_fn) { /* the lower of the probes around the sample's group */
+      double a = m->probe_mhz[i / k], b = m->probe_mhz[i / k + 1];
       clk = a > 0 && b > 0 ? (a < b ? a : b) : (a > 0 ? a : b);
       if (tb_sample_throttled(clk, m->max_mhz, m->o.throttle_threshold)) {
         m->dropped_throttled++;
@@ -435,7 +558,7 @@ static double collect_batch(measure *m, size_t n, uint64_t ext_base, int keep) {
     m->n++;
     tb_running_add(&m->run, kernel_ms, busy);
   }
-  return n ? busy_sum / (double)n : 0;
+  return n ? median_of(m->busy_tmp, n) : 0;
 }
 
 static void setup_clock(measure *m) {
@@ -445,9 +568,9 @@ static void setup_clock(measure *m) {
   gpu_status st = cupti_start();
   if (st == GPU_OK) {
     m->cupti = 1;
-    /* Records of earlier launches (verification, other plans) are not ours. */
-    TRY(m, m->gpu->stream_synchronize(m->s), "tb.timer.measure");
-    TRY(m, cupti_flush(), "reading CUPTI records");
+    /* Records of earlier launches (verification, other plans) are not ours: they carry no
+     * external id of this measurement (ids are never reused), so cupti_collect skips them. No
+     * synchronize-and-flush here: that cost one round trip per measurement for nothing. */
     cupti_discard();
     return;
   }
@@ -495,11 +618,6 @@ static void set_array(lua_State *L, const char *k, const double *v, size_t n) {
   lua_setfield(L, -2, k);
 }
 
-static double median_of(const double *x, size_t n) {
-  tb_summary s;
-  return tb_summarize(x, n, &s) == 0 ? s.median : 0;
-}
-
 static int l_measure(lua_State *L) {
   measure m_, *m = &m_;
   memset(m, 0, sizeof *m);
@@ -519,12 +637,28 @@ static int l_measure(lua_State *L) {
   m->flush_bytes = 0;
   if (m->o.flush) {
     size_t want = m->o.flush_bytes > 0 ? (size_t)m->o.flush_bytes : default_flush_bytes(m->props);
-    m->flush_bytes = (want + 3) / 4 * 4;
-    gpu_status st = ensure_buffer(m->gpu, &R.evict, &R.evict_cap, m->flush_bytes);
+    m->flush_bytes = (want + 15) / 16 * 16; /* whole 16-byte loads */
+    if (m->o.flush_mode == 0) {
+      m->evict_fn = tb_host_kernel(L, "evict.cu", "tb_evict_read");
+      if (m->o.flush_tlb_bytes > 0) {
+        m->pages_fn = tb_host_kernel(L, "evict.cu", "tb_evict_pages");
+        m->tlb_pages = ((size_t)m->o.flush_tlb_bytes + TLB_PAGE - 1) / TLB_PAGE;
+      }
+    } else if (m->o.flush_tlb_bytes > 0) {
+      return luaL_error(L, "bad argument #2 to 'measure' (option 'flush_tlb_bytes' needs flush_mode = 'read')");
+    }
+    gpu_status st = ensure_filled(m->gpu, &R.evict, &R.evict_cap, &R.evict_filled, m->flush_bytes);
+    const char *what = "eviction buffer";
+    size_t what_bytes = m->flush_bytes;
+    if (st == GPU_OK && m->tlb_pages) {
+      what = "TLB sweep buffer";
+      what_bytes = m->tlb_pages * TLB_PAGE;
+      st = ensure_filled(m->gpu, &R.tlb, &R.tlb_cap, &R.tlb_filled, what_bytes);
+    }
     if (st == GPU_ERR_OOM) {
       lua_pushnil(L);
-      lua_pushfstring(L, "tb.timer.measure: no memory for the %d MiB eviction buffer: %s",
-                      (int)(m->flush_bytes >> 20), gpu_last_error());
+      lua_pushfstring(L, "tb.timer.measure: no memory for the %d MiB %s: %s", (int)(what_bytes >> 20), what,
+                      gpu_last_error());
       lua_pushliteral(L, "oom");
       return 3;
     }
@@ -549,7 +683,9 @@ static int l_measure(lua_State *L) {
     uint64_t base = R.next_ext_id;
     R.next_ext_id += n;
     double t0 = wall_now();
+    m->probe_stride = 1;
     enqueue_batch(m, n, base);
+    wait_batch(m, t0, 0);
     est_busy = collect_batch(m, n, base, 0);
     est_wall = (wall_now() - t0) / (double)n;
     warm_left -= n;
@@ -561,12 +697,14 @@ static int l_measure(lua_State *L) {
     if (fixed) {
       n = rule.repeat - m->run.n;
     } else {
-      size_t need_n = rule.min_samples > m->run.n ? rule.min_samples - m->run.n : 1;
+      size_t need_n = rule.min_samples > m->run.n ? rule.min_samples - m->run.n : 0;
       size_t need_t = 0;
-      if (est_busy > 0 && rule.min_time_s > m->run.gpu_time_s)
-        need_t = (size_t)ceil((rule.min_time_s - m->run.gpu_time_s) / est_busy);
+      if (rule.min_time_s > m->run.gpu_time_s) /* 2 % over the estimate: no straggler batch */
+        need_t = est_busy > 0 ? (size_t)ceil((rule.min_time_s - m->run.gpu_time_s) * 1.02 / est_busy) + 1 : 1;
       n = need_n > need_t ? need_n : need_t;
-      if (m->run.n / 2 > n) n = m->run.n / 2; /* geometric growth while the noise is too high */
+      /* Only the noise is missing: grow geometrically. (Not while min_samples or min_time are
+       * unmet: a batch sized for them alone usually ends the measurement.) */
+      if (n == 0) n = m->run.n / 2;
       if (rule.max_samples && n > rule.max_samples - m->run.n) n = rule.max_samples - m->run.n;
     }
     if (est_wall > 0 && rule.timeout_s > 0) {
@@ -579,8 +717,15 @@ static int l_measure(lua_State *L) {
     TRY(m, ensure_events(m->gpu, 3 * n), "creating events");
     uint64_t base = R.next_ext_id;
     R.next_ext_id += n;
+    /* Clock probes around groups of samples covering about clock_interval of GPU time. */
+    m->probe_stride = 1;
+    if (m->probe_fn && m->o.clock_interval > 0 && est_busy > 0) {
+      double k = floor(m->o.clock_interval / est_busy);
+      m->probe_stride = k < 1 ? 1 : k > BATCH_MAX ? BATCH_MAX : (size_t)k;
+    }
     double t0 = wall_now();
     enqueue_batch(m, n, base);
+    wait_batch(m, t0, m->span_s * (double)n);
     double b = collect_batch(m, n, base, 1);
     if (b > 0) est_busy = b;
     est_wall = (wall_now() - t0) / (double)n;
@@ -643,6 +788,11 @@ static int l_measure(lua_State *L) {
     lua_setfield(L, -2, "graph_fallback_reason");
   }
   set_num(L, "flush_bytes", (double)m->flush_bytes);
+  lua_pushstring(L, m->o.flush_mode == 0 ? "read" : "write");
+  lua_setfield(L, -2, "flush_mode");
+  set_num(L, "flush_tlb_bytes", (double)(m->tlb_pages * TLB_PAGE));
+  set_num(L, "probes", (double)m->probes);
+  set_num(L, "batches", (double)m->batches);
   set_num(L, "warmup", (double)warmup);
   lua_pushstring(L, fixed ? "fixed" : "adaptive");
   lua_setfield(L, -2, "mode");

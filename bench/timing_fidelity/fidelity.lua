@@ -1,13 +1,20 @@
 -- fidelity.lua: times the cases of kernels.cu with tb.timer (defaults: adaptive, CUPTI, graphs,
 -- eviction, clock check) and writes one CSV row per case.
--- usage: tilebench script bench/timing_fidelity/fidelity.lua CUBIN CASES OUT.csv [sweep|stability]
+-- usage: tilebench script bench/timing_fidelity/fidelity.lua CUBIN CASES OUT.csv [sweep|stability] [OPT=VALUE ...]
+--   OPT=VALUE: options of tb.timer.measure for every case (flush_mode=write, flush_tlb_bytes=...).
 --   CASES: the output of `fid_cases --list` (name kind n bytes grid block).
 --   sweep: every case; also prints the sweep's wall time against its GPU busy time (overhead).
 --   stability: the cases of 50 us and more only (run once per fresh process by run.sh).
 local device, kernel, launch, tensor, timer, sys =
   require('tb.device'), require('tb.kernel'), require('tb.launch'), require('tb.tensor'), require('tb.timer'), require('tb.sys')
 local cubin, cases_path, out_path, what = arg[1], arg[2], arg[3], arg[4] or 'sweep'
-assert(cubin and cases_path and out_path, 'usage: fidelity.lua CUBIN CASES OUT.csv [sweep|stability]')
+assert(cubin and cases_path and out_path, 'usage: fidelity.lua CUBIN CASES OUT.csv [sweep|stability] [OPT=VALUE ...]')
+local opts = {}
+for i = 5, #arg do
+  local k, v = arg[i]:match('^([%w_]+)=(.+)$')
+  assert(k, 'bad option ' .. arg[i] .. ' (want NAME=VALUE)')
+  if v == 'true' or v == 'false' then opts[k] = v == 'true' else opts[k] = math.tointeger(tonumber(v)) or tonumber(v) or v end
+end
 
 local cases = {}
 for line in io.lines(cases_path) do
@@ -49,18 +56,18 @@ for i, c in ipairs(cases) do
 end
 
 local f = assert(io.open(out_path, 'w'))
-f:write('kernel,bytes,tilebench_us,events_us,n,noise,dropped_throttled,sm_clock_mhz,clock,graph,stop_reason,wall_s,gpu_busy_s,probe_s\n')
+f:write('kernel,bytes,tilebench_us,events_us,n,noise,dropped_throttled,sm_clock_mhz,clock,graph,stop_reason,wall_s,gpu_busy_s,probe_s,evict_s,batches,probes,flush_mode\n')
 local t0 = sys.monotonic()
 local busy, probe = 0, 0
 for i, c in ipairs(cases) do
-  local r, msg = timer.measure(plans[i])
+  local r, msg = timer.measure(plans[i], opts)
   if r == nil then
     io.stderr:write(c.name, ': ', msg, '\n')
   elseif what == 'sweep' or r.median >= 0.05 then
     busy, probe = busy + r.gpu_busy_s, probe + r.probe_s
-    f:write(string.format('%s,%d,%.4f,%.4f,%d,%.5f,%d,%.0f,%s,%s,%s,%.4f,%.4f,%.4f\n', c.name, c.bytes, r.median * 1e3,
-      r.events_median * 1e3, r.n, r.noise, r.dropped_throttled, r.sm_clock_mhz or 0, r.clock, tostring(r.graph),
-      r.stop_reason, r.wall_s, r.gpu_busy_s, r.probe_s))
+    f:write(string.format('%s,%d,%.4f,%.4f,%d,%.5f,%d,%.0f,%s,%s,%s,%.4f,%.4f,%.4f,%.4f,%d,%d,%s\n', c.name, c.bytes,
+      r.median * 1e3, r.events_median * 1e3, r.n, r.noise, r.dropped_throttled, r.sm_clock_mhz or 0, r.clock,
+      tostring(r.graph), r.stop_reason, r.wall_s, r.gpu_busy_s, r.probe_s, r.evict_s, r.batches, r.probes, r.flush_mode))
     if r.clock_fallback_reason then io.stderr:write('clock fallback: ', r.clock_fallback_reason, '\n') end
   end
 end

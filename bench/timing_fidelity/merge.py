@@ -26,10 +26,10 @@ db = {r["kernel"]: r for r in read_csv(os.path.join(out, "do_bench.csv"))}
 
 # ncu: the manifest lists each launch sequence (case, rep, kernels) in order; ncu's CSV has one
 # gpu__time_duration.sum row per kernel, in the same order.
-ncu = {}
-ncu_note = ""
-manifest_path, ncu_path = os.path.join(out, "ncu_manifest.txt"), os.path.join(out, "ncu.csv")
-if os.path.exists(manifest_path) and os.path.exists(ncu_path):
+def read_ncu(manifest_path, ncu_path):
+    if not (os.path.exists(manifest_path) and os.path.exists(ncu_path)):
+        return {}, "no ncu results (ncu missing or failed; see ncu.log)"
+    note = ""
     lines = open(ncu_path).read().splitlines()
     start = next((i for i, l in enumerate(lines) if l.startswith('"ID"')), None)
     rows = []
@@ -46,13 +46,16 @@ if os.path.exists(manifest_path) and os.path.exists(ncu_path):
             continue
         n = int(p[2])
         if k + n > len(rows):
-            ncu_note = f"ncu reported {len(rows)} kernels, fewer than the manifest lists"
+            note = f"ncu reported {len(rows)} kernels, fewer than the manifest lists"
             break
         per_case.setdefault(p[0], []).append(sum(rows[k:k + n]))
         k += n
-    ncu = {name: statistics.median(v) for name, v in per_case.items()}
-else:
-    ncu_note = "no ncu results (ncu missing or failed; see ncu.log)"
+    return {name: statistics.median(v) for name, v in per_case.items()}, note
+
+ncu, ncu_note = read_ncu(os.path.join(out, "ncu_manifest.txt"), os.path.join(out, "ncu.csv"))
+ncu_nc, _ = read_ncu(os.path.join(out, "ncu_nocache_manifest.txt"), os.path.join(out, "ncu_nocache.csv"))
+tb_write = {r["kernel"]: r for r in read_csv(os.path.join(out, "tilebench_write.csv"))}
+tb_tlb = {r["kernel"]: r for r in read_csv(os.path.join(out, "tilebench_tlb.csv"))}
 
 result = os.path.join(out, f"timing_fidelity_{gpu}.csv")
 with open(result, "w", newline="\n") as f:
@@ -107,4 +110,31 @@ if tb:
     print(f"tilebench: {statistics.mean(float(r['wall_s']) for r in tb.values()) * 1e3:.0f} ms of wall time per case on average")
 if ncu_note:
     print("note:", ncu_note)
+
+# Protocol variants (not targets): ncu without its cache flush, tilebench with the old memset
+# eviction and with the TLB page sweep. Written to variants.csv next to the main CSV.
+def num(d, k, f="tilebench_us"):
+    return float(d[k][f]) if k in d else None
+def fmt(v):
+    return f"{v:.4f}" if v is not None else ""
+with open(os.path.join(out, "variants.csv"), "w", newline="\n") as f:
+    f.write("kernel,bytes,ncu_us,ncu_nocache_us,tb_read_us,tb_write_us,tb_tlb_us\n")
+    for n in names:
+        f.write(f"{n},{bytes_of[n]},{fmt(ncu.get(n))},{fmt(ncu_nc.get(n))},{fmt(num(tb, n))},{fmt(num(tb_write, n))},{fmt(num(tb_tlb, n))}\n")
+if tb_write or tb_tlb or ncu_nc:
+    print(f"\n{'kernel':<12} {'ncu':>9} {'ncu_nocache':>11} {'tb_read':>9} {'tb_write':>9} {'tb_tlb':>9}   read/ncu write/ncu tlb/ncu")
+    for n in names:
+        nc = ncu.get(n)
+        vals = [nc, ncu_nc.get(n), num(tb, n), num(tb_write, n), num(tb_tlb, n)]
+        rat = [f"{v / nc:9.3f}" if (v and nc) else f"{'-':>9}" for v in vals[2:]]
+        print(f"{n:<12} " + " ".join(f"{v:>9.2f}" if v is not None else f"{'-':>9}" for v in vals[:1]) +
+              (f" {vals[1]:>11.2f}" if vals[1] is not None else f" {'-':>11}") +
+              " " + " ".join(f"{v:>9.2f}" if v is not None else f"{'-':>9}" for v in vals[2:]) + "  " + " ".join(rat))
+for tag in ("write", "tlb"):
+    p = os.path.join(out, f"overhead_{tag}.txt")
+    if os.path.exists(p):
+        mm = re.search(r"ratio ([0-9.]+)", open(p).read())
+        if mm:
+            print(f"overhead ({tag} variant): {float(mm.group(1)):.3f}")
+
 print(f"\nwrote {result}; {fails} target(s) missed")

@@ -24,9 +24,19 @@ ARCH=${TB_ARCH:-sm_90}
 cp "$W/cases.txt" "$OUT/cases.txt"
 cat "$W/cases.txt"
 
-step "tilebench sweep (defaults: adaptive, CUPTI, graph, 2 x L2 eviction, clock check)"
+step "tilebench sweep (defaults: adaptive, CUPTI, graph, 2 x L2 read eviction, clock check)"
 "$TB" script "$HERE/fidelity.lua" "$W/fid.cubin" "$W/cases.txt" "$OUT/tilebench.csv" sweep 2> "$OUT/tilebench.log" | tee "$OUT/overhead.txt"
 cat "$OUT/tilebench.log" >&2
+
+# Protocol variants, for comparison only (the CSV's tilebench_us is the default above):
+# flush_mode=write is the old memset eviction (leaves dirty lines in the L2); flush_tlb_bytes adds
+# a sweep of one read per 2 MiB page over 32 GiB to each eviction (cold TLBs, as after ncu's flush?).
+step "tilebench variant: flush_mode=write"
+"$TB" script "$HERE/fidelity.lua" "$W/fid.cubin" "$W/cases.txt" "$OUT/tilebench_write.csv" sweep flush_mode=write \
+  2>> "$OUT/tilebench.log" | tee "$OUT/overhead_write.txt"
+step "tilebench variant: flush_tlb_bytes=32 GiB"
+"$TB" script "$HERE/fidelity.lua" "$W/fid.cubin" "$W/cases.txt" "$OUT/tilebench_tlb.csv" sweep flush_tlb_bytes=34359738368 \
+  2>> "$OUT/tilebench.log" | tee "$OUT/overhead_tlb.txt"
 
 step "stability: 5 fresh processes"
 for i in 1 2 3 4 5; do
@@ -39,6 +49,12 @@ if command -v ncu >/dev/null; then
   timeout 240 ncu --cache-control all --clock-control none --metrics gpu__time_duration.sum --csv --print-units base \
     -k 'regex:^(copy4|scale4|add4|fma_loop)$' --log-file "$OUT/ncu.csv" "$W/fid_cases" --ncu 3 \
     > "$OUT/ncu_manifest.txt" 2> "$OUT/ncu.log" || { echo "ncu failed (exit $?):"; tail -5 "$OUT/ncu.log"; }
+  # Diagnostic: the same without ncu's cache flush. If small kernels still read ~1 us above
+  # CUPTI, that part of the gap is ncu's way of timing, not the cache state (docs/MEASUREMENT.md).
+  step "ncu --cache-control none (diagnostic)"
+  timeout 240 ncu --cache-control none --clock-control none --metrics gpu__time_duration.sum --csv --print-units base \
+    -k 'regex:^(copy4|scale4|add4|fma_loop)$' --log-file "$OUT/ncu_nocache.csv" "$W/fid_cases" --ncu 3 \
+    > "$OUT/ncu_nocache_manifest.txt" 2> "$OUT/ncu_nocache.log" || { echo "ncu (no cache control) failed (exit $?)"; }
 else
   echo "ncu not on PATH: the ncu_us column stays empty"
 fi
@@ -54,7 +70,7 @@ fi
 step "summary"
 python3 "$HERE/merge.py" "$W/cases.txt" "$OUT" "$GPU"
 cp "$OUT/timing_fidelity_$GPU.csv" bench/results/ 2>/dev/null
-for f in tilebench.csv do_bench.csv overhead.txt; do
+for f in tilebench.csv tilebench_write.csv tilebench_tlb.csv do_bench.csv overhead.txt overhead_write.txt overhead_tlb.txt variants.csv; do
   [ -f "$OUT/$f" ] && cp "$OUT/$f" "bench/results/timing_fidelity_${GPU}_${f}"
 done
 cat "$OUT"/stability_*.csv > "bench/results/timing_fidelity_${GPU}_stability.csv" 2>/dev/null

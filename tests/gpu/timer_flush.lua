@@ -43,5 +43,22 @@ check(sized.flush_bytes == 64 << 20, 'flush_bytes overrides the size')
 -- below the time a 2 x L2 memset takes on its own (at least bytes / peak bandwidth).
 local memset_ms = cold.flush_bytes / (props.peak_dram_gbs * 1e9) * 1e3
 check(cold.events_median < cold.median + 0.5 * memset_ms, 'events exclude the eviction')
+-- The read eviction (default) and the old memset (flush_mode = 'write') both evict; the eviction
+-- kernel is never counted as a kernel of the plan, in graph or eager mode; the TLB page sweep
+-- runs inside the eviction interval.
+local write = assert(timer.measure(plan, { flush_mode = 'write', max_noise = 0.01 }))
+local eager = assert(timer.measure(plan, { graph = false, max_noise = 0.01 }))
+local tlb = assert(timer.measure(plan, { flush_tlb_bytes = 1 << 30, max_noise = 0.01 }))
+print(string.format('read eviction %.2f us (evict %.1f us/run)  write eviction %.2f us (evict %.1f us/run)  +TLB sweep %.2f us',
+  cold.median * 1e3, cold.evict_s / (cold.n + cold.warmup) * 1e6, write.median * 1e3,
+  write.evict_s / (write.n + write.warmup) * 1e6, tlb.median * 1e3))
+check(cold.flush_mode == 'read' and write.flush_mode == 'write', 'flush_mode is reported (read by default)')
+check(write.median > 1.05 * warm.median, 'the write eviction also makes the copy slower')
+if cold.clock == 'cupti' then
+  check(cold.kernels_per_run == 1 and eager.kernels_per_run == 1 and tlb.kernels_per_run == 1,
+    'the eviction kernels are not counted (kernels_per_run == 1, graph and eager)')
+end
+check(tlb.flush_tlb_bytes == 1 << 30 and tlb.evict_s > 0, 'flush_tlb_bytes is reported')
+check(not pcall(timer.measure, plan, { flush_mode = 'write', flush_tlb_bytes = 1 << 30 }), 'the TLB sweep needs the read eviction')
 print(failures == 0 and 'PASS' or ('FAILED: ' .. failures))
 os.exit(failures == 0 and 0 or 1)

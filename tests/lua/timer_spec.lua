@@ -11,6 +11,7 @@ describe('tb.timer.options', function()
       mode = 'adaptive', ['repeat'] = '100', min_samples = '10', max_noise = '0.005', min_time = '0.05',
       timeout = '15', flush = 'true', graph = 'true', clock = 'cupti', clock_check = 'true',
       throttle_threshold = '0.9', sync_timeout = '60', max_samples = '0', clock_window_ns = '2000',
+      flush_mode = 'read', flush_tlb_bytes = '0', clock_interval = '0.005', noise_plateau = '0.02',
     }
     for name, default in pairs(want) do
       assert.is_not_nil(by_name[name], name)
@@ -21,6 +22,7 @@ describe('tb.timer.options', function()
     assert.truthy(by_name.flush_bytes.default:find('cdna3'))
     assert.equals('cupti events', by_name.clock.choices)
     assert.equals('adaptive fixed', by_name.mode.choices)
+    assert.equals('read write', by_name.flush_mode.choices)
   end)
 end)
 
