@@ -435,7 +435,7 @@ static void wait_batch(measure *m, double t_enq, double predicted_s) {
   const gpu_backend *gpu = m->gpu;
   double start = wall_now(), limit = m->o.sync_timeout;
   if (predicted_s > 0) {
-    double left = t_enq + 0.9 * predicted_s - 200e-6 - start;
+    double left = t_enq + 0.8 * predicted_s - 200e-6 - start;
     if (left > limit) left = limit;
     if (left > 0) {
       struct timespec ts = {(time_t)left, (long)((left - floor(left)) * 1e9)};
