@@ -730,6 +730,11 @@ static int l_measure(lua_State *L) {
     if (b > 0) est_busy = b;
     est_wall = (wall_now() - t0) / (double)n;
     reason = tb_stop_decide(&rule, &m->run, wall_now() - t_start);
+    /* Every sample so far ran under the threshold: that is the clock this load sustains, not a
+     * passing throttle, and waiting for the timeout would not change it. Give up now; the
+     * caller decides (the runner re-measures with the filter off and says so). */
+    size_t enough = rule.min_samples > 10 ? rule.min_samples : 10;
+    if (reason == TB_STOP_CONTINUE && m->n == 0 && m->dropped_throttled >= enough) break;
   }
   double wall_s = wall_now() - t_start;
 

@@ -26,6 +26,8 @@ end
 local OOM = {}
 OOM.__tostring = function(e) return e.message end
 function M.is_oom(e) return type(e) == "table" and getmetatable(e) == OOM end
+-- Raises an out-of-memory failure the runner records as status 'oom'.
+function M.oom_error(message) error(setmetatable({ message = message, status = "oom" }, OOM), 0) end
 
 -- Compile-only mode (CI, no GPU): tensors are shape-only stand-ins, kernels are compiled with
 -- NVRTC for M.compile_arch but not loaded, and plans are the step tables themselves.
@@ -47,7 +49,7 @@ M.compile_arch = "sm_90"
 
 local function track(self, t, msg, code)
   if t == nil then
-    if code == "oom" then error(setmetatable({ message = msg, status = "oom" }, OOM), 0) end
+    if code == "oom" then M.oom_error(msg) end
     error(msg or "tensor allocation failed", 0)
   end
   self.tensors[#self.tensors + 1] = t

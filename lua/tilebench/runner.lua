@@ -118,6 +118,30 @@ local function build_and_check(op, case, spec, cfg, ins, refs, ctx)
   return ok, plan, outs, report
 end
 
+-- tb.timer.measure, keeping a load that runs below the throttle threshold on every sample:
+-- that is the clock the device sustains under it (tensor-core-heavy kernels on an H200), so
+-- the samples are re-taken without the filter and the row says so. Other failures raise.
+local function measure(plan, opts, row)
+  local timer = require("tb.timer")
+  local res, msg, code = timer.measure(plan, opts)
+  if not res and code == "throttled" then
+    local o = {}
+    for k, v in pairs(opts) do o[k] = v end
+    o.throttle_threshold = 0
+    res, msg, code = timer.measure(plan, o)
+    if res and row then
+      row.clock_note = string.format("every sample under the throttle threshold; kept at the sustained %.0f MHz",
+        res.sm_clock_mhz or 0)
+    end
+  end
+  if not res then
+    if code == "oom" then context.oom_error(msg) end
+    error(msg or "tb.timer.measure failed", 0)
+  end
+  return res
+end
+M.measure = measure
+
 local function timer_opts(protocol, override)
   local o = {}
   for k, v in pairs(protocol or {}) do o[k] = v end
@@ -129,7 +153,6 @@ end
 local AUTOTUNE_BUDGET = { mode = "adaptive", min_time = 0.01, timeout = 1.0, max_noise = 0.02 }
 
 local function autotune(op, case, spec, ins, refs, ctx, protocol)
-  local timer = require("tb.timer")
   local tried, best = {}, nil
   for _, cfg in ipairs(M.candidates(spec)) do
     local entry = { config = M.config_string(cfg) }
@@ -145,7 +168,7 @@ local function autotune(op, case, spec, ins, refs, ctx, protocol)
       elseif not ok then
         entry.status, entry.reason = "wrong", mismatch_reason(report)
       else
-        local okt, res = pcall(timer.measure, plan, timer_opts(protocol, AUTOTUNE_BUDGET))
+        local okt, res = pcall(measure, plan, timer_opts(protocol, AUTOTUNE_BUDGET))
         if not okt then
           local status, reason, fatal = M.classify_error(res)
           entry.status, entry.reason = status, reason
@@ -226,7 +249,6 @@ function M.run_item(item)
   end
   local ins, refs = err.ins, err.refs
 
-  local timer = require("tb.timer")
   for _, row in ipairs(ordered) do
     local spec = op.module.implementations[row.impl]
     local ok, e = pcall(function()
@@ -261,7 +283,7 @@ function M.run_item(item)
         row.status, row.reason = "wrong", mismatch_reason(report)
         return
       end
-      local res = timer.measure(plan, timer_opts(item.protocol))
+      local res = measure(plan, timer_opts(item.protocol), row)
       row.ms = res.median
       row.stats = res
       row.samples, row.events_ms = res.samples, res.events_ms
