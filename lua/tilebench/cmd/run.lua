@@ -269,6 +269,11 @@ function M.run(args)
 
   local peaks_ok, peaks = pcall(function() return require("tilebench.peaks").load(label) end)
   if not peaks_ok then
+    -- A rho gate without ceilings would pass everything: that is the correctness-only gate
+    -- this tool exists to replace, so it is refused rather than ignored.
+    if settings.gate and settings.gate.rho then
+      options.usage_error("a rho gate needs the device's ceilings: %s", tostring(peaks))
+    end
     io.stderr:write("tilebench: ", tostring(peaks), " (rho is left empty)\n")
     peaks = nil
   end
