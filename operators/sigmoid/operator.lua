@@ -1,5 +1,7 @@
 -- sigmoid: out = 1 / (1 + exp(-x)) over n elements (torch.sigmoid; fp32 math rounded once
 -- to the dtype). Point-wise like vector_add, with one input.
+local oplib = require("tilebench.oplib")
+
 local op = {}
 op.category = "Point-wise"
 
@@ -12,39 +14,14 @@ function op.outputs(case, ins, ctx)
   return { out = ctx.empty({ case.params.n }, case.dtype) }
 end
 
-function op.reference(case, ins, outs, ctx)
-  local n = case.params.n
-  local f = ctx:kernel("sigmoid_ref.cu", "sigmoid_ref", { DTYPE = ctx.ctype(case.dtype) })
-  return ctx.plan { { fn = f, grid = { ctx.cdiv(n, 256) }, block = { 256 },
-                      args = { ins.x, outs.out, ctx.i64(n) } } }
-end
-
--- Blocks for n elements: one per BLOCK * UNROLL vectors, or, with WAVES > 0, at most WAVES
--- times what the device holds at once (the kernel's grid-stride loop covers the rest).
-local function grid_size(n, dtype, cfg, ctx)
-  local per_block = cfg.BLOCK * cfg.UNROLL * (16 // ctx.dtype_size(dtype))
-  local blocks = math.max(1, ctx.cdiv(n, per_block))
-  if cfg.WAVES > 0 then
-    local resident = ctx.props.sm_count * math.max(1, (ctx.props.max_threads_per_sm or 2048) // cfg.BLOCK)
-    blocks = math.min(blocks, resident * cfg.WAVES)
-  end
-  return blocks
-end
-
-op.implementations = {
-  cuda = {
-    source = "sigmoid.cu",
-    description = "16-byte vector loads/stores, UNROLL vectors per thread in flight, grid-stride chunks",
-    default = { BLOCK = 256, UNROLL = 4, WAVES = 0 },
-    space = { BLOCK = { 128, 256, 512, 1024 }, UNROLL = { 1, 2, 4, 8 }, WAVES = { 0, 2 } },
-    plan = function(case, ins, outs, cfg, ctx)
-      local n = case.params.n
-      local f = ctx:kernel("sigmoid.cu", "sigmoid_cuda",
-        { DTYPE = ctx.ctype(case.dtype), BLOCK = cfg.BLOCK, UNROLL = cfg.UNROLL })
-      return ctx.plan { { fn = f, grid = { grid_size(n, case.dtype, cfg, ctx) }, block = { cfg.BLOCK },
-                          args = { ins.x, outs.out, ctx.i64(n) } } }
-    end,
-  },
+-- The reference (one thread per element, sigmoid_ref.cu) and the `cuda` implementation
+-- (sigmoid.cu: 16-byte vectors, UNROLL in flight per thread, grid-stride): oplib's point-wise family.
+local reference, cuda = oplib.pointwise {
+  name = "sigmoid",
+  count = function(case) return case.params.n end,
+  args = function(ins, outs, n, ctx) return { ins.x, outs.out, ctx.i64(n) } end,
 }
+op.reference = reference
+op.implementations = { cuda = cuda }
 
 return op

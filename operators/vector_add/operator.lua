@@ -1,6 +1,8 @@
 -- vector_add: out = x + y over n elements (torch `+`, in the input dtype). The template the
 -- other point-wise operators follow: inputs, outputs, a one-thread-per-element reference and the
 -- `cuda` implementation (16-byte accesses, UNROLL vectors in flight per thread, grid-stride).
+local oplib = require("tilebench.oplib")
+
 local op = {}
 op.category = "Point-wise"
 
@@ -16,39 +18,14 @@ function op.outputs(case, ins, ctx)
   return { out = ctx.empty({ case.params.n }, case.dtype) }
 end
 
-function op.reference(case, ins, outs, ctx)
-  local n = case.params.n
-  local f = ctx:kernel("vector_add_ref.cu", "vector_add_ref", { DTYPE = ctx.ctype(case.dtype) })
-  return ctx.plan { { fn = f, grid = { ctx.cdiv(n, 256) }, block = { 256 },
-                      args = { ins.x, ins.y, outs.out, ctx.i64(n) } } }
-end
-
--- Blocks for n elements: one per BLOCK * UNROLL vectors, or, with WAVES > 0, at most WAVES
--- times what the device holds at once (the kernel's grid-stride loop covers the rest).
-local function grid_size(n, dtype, cfg, ctx)
-  local per_block = cfg.BLOCK * cfg.UNROLL * (16 // ctx.dtype_size(dtype))
-  local blocks = math.max(1, ctx.cdiv(n, per_block))
-  if cfg.WAVES > 0 then
-    local resident = ctx.props.sm_count * math.max(1, (ctx.props.max_threads_per_sm or 2048) // cfg.BLOCK)
-    blocks = math.min(blocks, resident * cfg.WAVES)
-  end
-  return blocks
-end
-
-op.implementations = {
-  cuda = {
-    source = "vector_add.cu",
-    description = "16-byte vector loads/stores, UNROLL vectors per thread in flight, grid-stride chunks",
-    default = { BLOCK = 256, UNROLL = 4, WAVES = 0 },
-    space = { BLOCK = { 128, 256, 512, 1024 }, UNROLL = { 1, 2, 4, 8 }, WAVES = { 0, 2 } },
-    plan = function(case, ins, outs, cfg, ctx)
-      local n = case.params.n
-      local f = ctx:kernel("vector_add.cu", "vector_add_cuda",
-        { DTYPE = ctx.ctype(case.dtype), BLOCK = cfg.BLOCK, UNROLL = cfg.UNROLL })
-      return ctx.plan { { fn = f, grid = { grid_size(n, case.dtype, cfg, ctx) }, block = { cfg.BLOCK },
-                          args = { ins.x, ins.y, outs.out, ctx.i64(n) } } }
-    end,
-  },
+-- The reference (one thread per element, vector_add_ref.cu) and the `cuda` implementation
+-- (vector_add.cu: 16-byte vectors, UNROLL in flight per thread, grid-stride): oplib's point-wise family.
+local reference, cuda = oplib.pointwise {
+  name = "vector_add",
+  count = function(case) return case.params.n end,
+  args = function(ins, outs, n, ctx) return { ins.x, ins.y, outs.out, ctx.i64(n) } end,
 }
+op.reference = reference
+op.implementations = { cuda = cuda }
 
 return op

@@ -1,0 +1,132 @@
+-- oplib.lua: launch logic several operators share, so that each operator.lua says only what is
+-- its own (inputs, outputs, kernel names, arguments). Two families, each giving an operator its
+-- reference plan and its `cuda` implementation:
+--   pointwise: n elements in 16-byte vectors, UNROLL vectors per thread in flight, the grid
+--              optionally capped at WAVES x what the device holds (a grid-stride loop does the rest);
+--   rowwise:   rows of `cols` elements, a row per group of TPR threads holding it in registers.
+-- Kernel files follow the operator's name: <name>.cu defines <name>_cuda, <name>_ref.cu defines
+-- <name>_ref, both compiled with DTYPE = the case's C type (plus the family's tuning defines).
+local M = {}
+
+local function copy(t)
+  local out = {}
+  for k, v in pairs(t) do out[k] = type(v) == "table" and copy(v) or v end
+  return out
+end
+
+local function with(defines, extra)
+  local out = copy(defines)
+  for k, v in pairs(extra or {}) do out[k] = v end
+  return out
+end
+
+-- ---- point-wise -------------------------------------------------------------------------------
+
+M.POINTWISE_DEFAULT = { BLOCK = 256, UNROLL = 4, WAVES = 0 }
+M.POINTWISE_SPACE = { BLOCK = { 128, 256, 512, 1024 }, UNROLL = { 1, 2, 4, 8 }, WAVES = { 0, 2 } }
+
+-- Blocks for n elements: one per BLOCK * UNROLL vectors, or, with WAVES > 0, at most WAVES
+-- times what the device holds at once.
+function M.pointwise_grid(n, dtype, cfg, ctx)
+  local per_block = cfg.BLOCK * cfg.UNROLL * (16 // ctx.dtype_size(dtype))
+  local blocks = math.max(1, ctx.cdiv(n, per_block))
+  if cfg.WAVES > 0 then
+    local resident = ctx.props.sm_count * math.max(1, (ctx.props.max_threads_per_sm or 2048) // cfg.BLOCK)
+    blocks = math.min(blocks, resident * cfg.WAVES)
+  end
+  return blocks
+end
+
+-- t = { name = "mul2", count = function(case) -> n,
+--       args = function(ins, outs, n, ctx) -> the kernel arguments (the same for both kernels) }
+-- Returns reference(case, ins, outs, ctx) (one thread per element) and the `cuda` implementation.
+function M.pointwise(t)
+  local function reference(case, ins, outs, ctx)
+    local n = t.count(case)
+    local f = ctx:kernel(t.name .. "_ref.cu", t.name .. "_ref", { DTYPE = ctx.ctype(case.dtype) })
+    return ctx.plan { { fn = f, grid = { ctx.cdiv(n, 256) }, block = { 256 }, args = t.args(ins, outs, n, ctx) } }
+  end
+  local impl = {
+    source = t.name .. ".cu",
+    description = "16-byte vector loads/stores, UNROLL vectors per thread in flight, grid-stride chunks",
+    default = copy(M.POINTWISE_DEFAULT),
+    space = copy(M.POINTWISE_SPACE),
+    plan = function(case, ins, outs, cfg, ctx)
+      local n = t.count(case)
+      local f = ctx:kernel(t.name .. ".cu", t.name .. "_cuda",
+        { DTYPE = ctx.ctype(case.dtype), BLOCK = cfg.BLOCK, UNROLL = cfg.UNROLL })
+      return ctx.plan { { fn = f, grid = { M.pointwise_grid(n, case.dtype, cfg, ctx) }, block = { cfg.BLOCK },
+                          args = t.args(ins, outs, n, ctx) } }
+    end,
+  }
+  return reference, impl
+end
+
+-- ---- row-wise ---------------------------------------------------------------------------------
+
+-- 16-byte vectors hold VEC elements of each dtype.
+M.ROW_VEC = { fp32 = 4, fp16 = 8, bf16 = 8 }
+M.ROW_DEFAULT = { TPR = 0, BLOCK = 0 }
+M.ROW_SPACE = { TPR = { 0, 32, 64, 128, 256, 512, 1024 }, BLOCK = { 0, 128, 256, 512, 1024 } }
+
+-- The row layout for rows of `cols` elements: TPR threads per row, BLOCK threads per block, NV
+-- vectors per thread (the row lives in registers). TPR = 0 picks the smallest power of two from
+-- 32 (a warp per row) up to 1024 (a block per row) that covers the row with at most 4 vectors per
+-- thread; BLOCK = 0 picks max(TPR, 128), several short rows to a block.
+function M.row_layout(cols, dtype, cfg)
+  local vec = M.ROW_VEC[dtype]
+  local tpr = cfg.TPR
+  if tpr == 0 then
+    tpr = 32
+    while tpr < 1024 and tpr * vec * 4 < cols do tpr = tpr * 2 end
+  end
+  local block = cfg.BLOCK == 0 and math.max(tpr, 128) or cfg.BLOCK
+  return tpr, block, math.max(1, (cols + tpr * vec - 1) // (tpr * vec))
+end
+
+-- A layout runs when the row group fits its block, NV is at most 16, and the row fits in the
+-- registers a thread gets at that block size without spilling (about 24 + 1.5 per element,
+-- measured with ptxas for sm_90).
+function M.row_layout_fits(cols, dtype, cfg)
+  local tpr, block, nv = M.row_layout(cols, dtype, cfg)
+  return tpr <= block and block % tpr == 0 and nv <= 16
+     and 24 + 1.5 * nv * M.ROW_VEC[dtype] <= math.min(255, 65536 // block)
+end
+
+-- t = { name = "softmax", description = "...", rows_cols = function(case) -> rows, cols,
+--       args = function(ins, outs, rows, cols, ctx) -> the kernel arguments (both kernels),
+--       defines = extra defines for both kernels (optional) }
+-- Returns reference(case, ins, outs, ctx) (one thread per row) and the `cuda` implementation.
+function M.rowwise(t)
+  local function reference(case, ins, outs, ctx)
+    local rows, cols = t.rows_cols(case)
+    local f = ctx:kernel(t.name .. "_ref.cu", t.name .. "_ref", with({ DTYPE = ctx.ctype(case.dtype) }, t.defines))
+    return ctx.plan { { fn = f, grid = { ctx.cdiv(rows, 128) }, block = { 128 },
+                        args = t.args(ins, outs, rows, cols, ctx) } }
+  end
+  local impl = {
+    source = t.name .. ".cu",
+    description = t.description,
+    default = copy(M.ROW_DEFAULT),
+    space = copy(M.ROW_SPACE),
+    valid = function(case, cfg)
+      local _, cols = t.rows_cols(case)
+      return M.row_layout_fits(cols, case.dtype, cfg)
+    end,
+    supports = function(case) -- the automatic layout must fit: rows up to 1024 threads x 4 vectors
+      local _, cols = t.rows_cols(case)
+      return M.row_layout_fits(cols, case.dtype, M.ROW_DEFAULT)
+    end,
+    plan = function(case, ins, outs, cfg, ctx)
+      local rows, cols = t.rows_cols(case)
+      local tpr, block, nv = M.row_layout(cols, case.dtype, cfg)
+      local f = ctx:kernel(t.name .. ".cu", t.name .. "_cuda",
+        with({ DTYPE = ctx.ctype(case.dtype), TPR = tpr, BLOCK = block, NV = nv }, t.defines))
+      return ctx.plan { { fn = f, grid = { ctx.cdiv(rows, block // tpr) }, block = { block },
+                          args = t.args(ins, outs, rows, cols, ctx) } }
+    end,
+  }
+  return reference, impl
+end
+
+return M

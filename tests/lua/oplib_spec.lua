@@ -1,0 +1,61 @@
+-- oplib: the shared launch logic of the point-wise and row-wise operator families.
+local oplib = require("tilebench.oplib")
+
+local ctx = {
+  props = { sm_count = 132, max_threads_per_sm = 2048 },
+  dtype_size = function(d) return ({ fp32 = 4, fp16 = 2, bf16 = 2, int8 = 1 })[d] end,
+  cdiv = function(a, b) return (a + b - 1) // b end,
+}
+
+describe("oplib.pointwise_grid", function()
+  it("gives one block per BLOCK * UNROLL 16-byte vectors, covering tails", function()
+    local cfg = { BLOCK = 256, UNROLL = 4, WAVES = 0 }
+    assert.equal(1024, oplib.pointwise_grid(1048576 * 4, "fp32", cfg, ctx)) -- 4096 floats a block
+    assert.equal(1, oplib.pointwise_grid(1, "fp16", cfg, ctx))
+    assert.equal(2, oplib.pointwise_grid(8193, "fp16", cfg, ctx))           -- 8192 halves a block
+  end)
+  it("caps the grid at WAVES x the blocks the device holds", function()
+    local cfg = { BLOCK = 256, UNROLL = 1, WAVES = 2 }
+    assert.equal(132 * 8 * 2, oplib.pointwise_grid(1e9, "fp32", cfg, ctx))
+  end)
+end)
+
+describe("oplib.row_layout", function()
+  it("picks a warp per short row and a block per long row", function()
+    local tpr, block, nv = oplib.row_layout(512, "fp32", oplib.ROW_DEFAULT)
+    assert.same({ 32, 128, 4 }, { tpr, block, nv })
+    tpr, block, nv = oplib.row_layout(20480, "fp16", oplib.ROW_DEFAULT)
+    assert.same({ 1024, 1024, 3 }, { tpr, block, nv })
+  end)
+  it("keeps explicit layouts and rejects those that cannot run", function()
+    assert.is_true(oplib.row_layout_fits(10240, "fp32", { TPR = 256, BLOCK = 512 }))
+    assert.is_false(oplib.row_layout_fits(10240, "fp32", { TPR = 1024, BLOCK = 512 })) -- group > block
+    assert.is_false(oplib.row_layout_fits(20480, "fp32", { TPR = 32, BLOCK = 128 }))   -- NV 160
+  end)
+end)
+
+describe("oplib families", function()
+  it("name their kernels after the operator and share the argument list", function()
+    local calls = {}
+    local c = setmetatable({
+      ctype = function() return "float" end,
+      plan = function(steps) return steps end,
+      kernel = function(_, file, name, defines) calls[#calls + 1] = { file, name, defines } return name end,
+    }, { __index = ctx })
+    local reference, cuda = oplib.rowwise {
+      name = "rowop", description = "d", rows_cols = function(case) return case.params.M, case.params.N end,
+      args = function(ins, outs, rows, cols) return { ins.x, outs.out, rows, cols } end,
+      defines = { EXTRA = 1 },
+    }
+    local case = { dtype = "fp32", params = { M = 64, N = 512 } }
+    local r = reference(case, { x = "X" }, { out = "Y" }, c)
+    assert.same({ "X", "Y", 64, 512 }, r[1].args)
+    assert.same({ "rowop_ref.cu", "rowop_ref" }, { calls[1][1], calls[1][2] })
+    assert.equal(1, calls[1][3].EXTRA)
+    local p = cuda.plan(case, { x = "X" }, { out = "Y" }, cuda.default, c)
+    assert.same({ "rowop.cu", "rowop_cuda" }, { calls[2][1], calls[2][2] })
+    assert.same({ 32, 128, 4 }, { calls[2][3].TPR, calls[2][3].BLOCK, calls[2][3].NV })
+    assert.equal(16, p[1].grid[1]) -- 64 rows, 4 rows a block
+    assert.is_true(cuda.supports(case))
+  end)
+end)
