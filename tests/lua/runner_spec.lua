@@ -1,0 +1,75 @@
+-- runner: error classification, autotune candidates, and the throttled-load fallback of
+-- runner.measure (with a stand-in tb.timer, so no GPU is needed).
+local runner = require("tilebench.runner")
+local context = require("tilebench.context")
+
+describe("runner.classify_error", function()
+  it("marks sticky driver faults fatal", function()
+    local status, reason, fatal = runner.classify_error("cuCtxSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)")
+    assert.equal("failed", status)
+    assert.is_true(fatal)
+    assert.matches("ILLEGAL_ADDRESS", reason)
+  end)
+  it("records hangs as timeouts that need a fresh worker", function()
+    local status, _, fatal = runner.classify_error("timeout: waiting for the plan's runs: ...")
+    assert.equal("timeout", status)
+    assert.is_true(fatal)
+  end)
+  it("records out of memory as oom, without losing the worker", function()
+    local ok, e = pcall(context.oom_error, "out of memory: 1e15 bytes")
+    assert.is_false(ok)
+    local status, reason, fatal = runner.classify_error(e)
+    assert.equal("oom", status)
+    assert.equal("out of memory: 1e15 bytes", reason)
+    assert.is_false(fatal)
+  end)
+  it("leaves ordinary errors non-fatal", function()
+    local status, _, fatal = runner.classify_error("operator.lua:3: attempt to index a nil value")
+    assert.equal("failed", status)
+    assert.is_false(fatal)
+  end)
+end)
+
+describe("runner.candidates", function()
+  it("is the cartesian product of the space in sorted key order, defaults filling the rest", function()
+    local c = runner.candidates({ default = { A = 1, B = 2, C = 9 }, space = { B = { 1, 2 }, A = { 3, 4 } } })
+    assert.equal(4, #c)
+    assert.same({ A = 3, B = 1, C = 9 }, c[1])
+    assert.same({ A = 4, B = 2, C = 9 }, c[4])
+    assert.equal("A=3,B=1,C=9", runner.config_string(c[1]))
+  end)
+end)
+
+describe("runner.measure", function()
+  local real
+  before_each(function() real = package.loaded["tb.timer"] end)
+  after_each(function() package.loaded["tb.timer"] = real end)
+
+  it("re-measures a load that runs under the throttle threshold on every sample, and says so", function()
+    local calls = {}
+    package.loaded["tb.timer"] = { measure = function(plan, opts)
+      calls.n = (calls.n or 0) + 1
+      calls[calls.n] = opts.throttle_threshold
+      if opts.throttle_threshold == nil then return nil, "all 10 samples ran under 90%", "throttled" end
+      return { median = 1.5, sm_clock_mhz = 1710 }
+    end }
+    local row = {}
+    local res = runner.measure("plan", { mode = "fixed" }, row)
+    assert.equal(1.5, res.median)
+    assert.is_nil(calls[1])      -- first with the caller's options
+    assert.equal(0, calls[2])    -- then with the filter off
+    assert.equal(2, calls.n)
+    assert.matches("1710 MHz", row.clock_note)
+  end)
+
+  it("raises other failures, oom as an oom error", function()
+    package.loaded["tb.timer"] = { measure = function() return nil, "no memory for the eviction buffer", "oom" end }
+    local ok, e = pcall(runner.measure, "plan", {})
+    assert.is_false(ok)
+    assert.equal("oom", (runner.classify_error(e)))
+    package.loaded["tb.timer"] = { measure = function() return nil, "no sample kept within 15 s", "timeout" end }
+    ok, e = pcall(runner.measure, "plan", {})
+    assert.is_false(ok)
+    assert.matches("no sample kept", tostring(e))
+  end)
+end)
