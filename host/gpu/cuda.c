@@ -172,7 +172,13 @@ static void *open_libcuda(char *why, size_t why_len) {
   void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (h) return h;
   const char *e = dlerror();
-  if (why[0] == '\0') copy_text(why, why_len, e ? e : "cannot be opened");
+  if (why[0] == '\0') {
+    /* dlerror() starts with the name again ("libcuda.so.1: cannot open ..."): drop it. */
+    const char *msg = e ? e : "cannot be opened";
+    if (strncmp(msg, "libcuda.so.1: ", 14) == 0) msg += 14;
+    snprintf(why, why_len, "%s; searched %s%sthe system loader's path for libcuda.so.1, which the "
+             "NVIDIA driver installs", msg, dir && *dir ? dir : "", dir && *dir ? " ($TILEBENCH_CUDA_LIB_DIR) and " : "");
+  }
   return NULL;
 }
 
