@@ -6,8 +6,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 tilebench=${TILEBENCH:-$here/build/tilebench}
-a=${1:-$here/tests/fixtures/results/H200-test/runs/run-a}
-b=${2:-$here/tests/fixtures/results/H200-test/runs/run-b}
+a=${1:-$here/tests/fixtures/resultsets/H200-test/runs/run-a}
+b=${2:-$here/tests/fixtures/resultsets/H200-test/runs/run-b}
 
 # 1. Two runs with raw samples: each case is decided by a Mann-Whitney U test.
 "$tilebench" compare "$a" "$b"
@@ -19,5 +19,5 @@ echo "every case: $out/compare.txt, $out/compare.csv ($(($(wc -l < "$out/compare
 
 # 3. Ours against TileBench's published CSV, pairing our library baseline with their PyTorch:
 #    rounded CSV times carry no samples, so the relative-noise rule decides.
-"$tilebench" compare "$here/tests/fixtures/results/H200-test/csv/vector_add_default.csv" \
-  "$here/tests/fixtures/results/tilebench-style/vector_add_default.csv" --map lib=torch --all
+"$tilebench" compare "$here/tests/fixtures/resultsets/H200-test/csv/vector_add_default.csv" \
+  "$here/tests/fixtures/resultsets/tilebench-style/vector_add_default.csv" --map lib=torch --all

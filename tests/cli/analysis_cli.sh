@@ -7,7 +7,7 @@ set -u
 fail() { echo "FAIL: $*"; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-FIX="$TILEBENCH_HOME/tests/fixtures/results"
+FIX="$TILEBENCH_HOME/tests/fixtures/resultsets"
 
 # aggregate --gpu reads results/<gpu>/csv under $TILEBENCH_RESULTS_DIR and writes aggregate/ there
 mkdir -p "$tmp/results/H200-test"

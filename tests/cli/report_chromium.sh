@@ -10,8 +10,8 @@ FIX="$TILEBENCH_HOME/tests/fixtures"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-"$TILEBENCH" report --csv-dir "$FIX/results/H200-test/csv" --runs "$FIX/results/H200-test/runs" \
-  --peaks "$FIX/peaks/H200-test.json" --with-anchors "$FIX/results/tilebench-style" --output "$tmp/out" \
+"$TILEBENCH" report --csv-dir "$FIX/resultsets/H200-test/csv" --runs "$FIX/resultsets/H200-test/runs" \
+  --peaks "$FIX/peaks/H200-test.json" --with-anchors "$FIX/resultsets/tilebench-style" --output "$tmp/out" \
   > "$tmp/report.log"
 cat "$tmp/report.log"
 grep -q "wrote $tmp/out/report.html (3 operators, 14 charts" "$tmp/report.log"

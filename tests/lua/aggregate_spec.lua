@@ -5,7 +5,7 @@ local resultset = require("tilebench.resultset")
 local aggregate = require("tilebench.aggregate")
 local lfs = require("lfs")
 
-local FIX = TILEBENCH_HOME .. "/tests/fixtures/results"
+local FIX = TILEBENCH_HOME .. "/tests/fixtures/resultsets"
 local ANCHORS = "/work/shared/anchors/tilebench-GH200"
 
 local function close(a, b, tol) return a ~= nil and math.abs(a - b) <= (tol or 1e-6) * math.abs(b) end

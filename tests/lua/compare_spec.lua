@@ -3,7 +3,7 @@
 local compare = require("tilebench.compare")
 local resultset = require("tilebench.resultset")
 
-local FIX = TILEBENCH_HOME .. "/tests/fixtures/results"
+local FIX = TILEBENCH_HOME .. "/tests/fixtures/resultsets"
 
 local function shifted(base, factor)
   local out = {}

@@ -4,7 +4,7 @@
 local report = require("tilebench.report")
 local resultset = require("tilebench.resultset")
 
-local FIX = TILEBENCH_HOME .. "/tests/fixtures/results"
+local FIX = TILEBENCH_HOME .. "/tests/fixtures/resultsets"
 
 local function count(s, pat)
   local n = 0
