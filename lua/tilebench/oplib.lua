@@ -3,7 +3,8 @@
 -- reference plan and its `cuda` implementation:
 --   pointwise: n elements in 16-byte vectors, UNROLL vectors per thread in flight, the grid
 --              optionally capped at WAVES x what the device holds (a grid-stride loop does the rest);
---   rowwise:   rows of `cols` elements, a row per group of TPR threads holding it in registers.
+--   rowwise:   rows of `cols` elements, RPG rows per group of TPR threads holding them in
+--              registers (RPG = 1: a row per group).
 -- Kernel files follow the operator's name: <name>.cu defines <name>_cuda, <name>_ref.cu defines
 -- <name>_ref, both compiled with DTYPE = the case's C type (plus the family's tuning defines).
 local M = {}
@@ -66,13 +67,15 @@ end
 
 -- 16-byte vectors hold VEC elements of each dtype.
 M.ROW_VEC = { fp32 = 4, fp16 = 8, bf16 = 8 }
-M.ROW_DEFAULT = { TPR = 0, BLOCK = 0 }
-M.ROW_SPACE = { TPR = { 0, 32, 64, 128, 256, 512, 1024 }, BLOCK = { 0, 128, 256, 512, 1024 } }
+M.ROW_DEFAULT = { TPR = 0, BLOCK = 0, RPG = 1 }
+M.ROW_SPACE = { TPR = { 0, 32, 64, 128, 256, 512, 1024 }, BLOCK = { 0, 128, 256, 512, 1024 }, RPG = { 1, 2, 4 } }
 
 -- The row layout for rows of `cols` elements: TPR threads per row, BLOCK threads per block, NV
 -- vectors per thread (the row lives in registers). TPR = 0 picks the smallest power of two from
 -- 32 (a warp per row) up to 1024 (a block per row) that covers the row with at most 4 vectors per
--- thread; BLOCK = 0 picks max(TPR, 128), several short rows to a block.
+-- thread; BLOCK = 0 picks max(TPR, 128), several short rows to a block. RPG (rows per group)
+-- does not change the layout: a group holds RPG rows of NV vectors per thread each, and a block
+-- BLOCK / TPR * RPG rows.
 function M.row_layout(cols, dtype, cfg)
   local vec = M.ROW_VEC[dtype]
   local tpr = cfg.TPR
@@ -84,18 +87,34 @@ function M.row_layout(cols, dtype, cfg)
   return tpr, block, math.max(1, (cols + tpr * vec - 1) // (tpr * vec))
 end
 
--- A layout runs when the row group fits its block, NV is at most 16, and the row fits in the
--- registers a thread gets at that block size without spilling (about 24 + 1.5 per element,
--- measured with ptxas for sm_90).
-function M.row_layout_fits(cols, dtype, cfg)
+-- Rows a group of TPR threads holds at once (the RPG define; absent or 1 = one row).
+function M.row_rpg(cfg) return cfg.RPG or 1 end
+
+-- Registers an RPG > 1 group needs per thread, as base + per * (RPG x NV x VEC elements), for
+-- 2- and 4-byte dtypes: upper bounds fitted to ptxas -v (sm_90) over the RPG 2 and 4 kernels of
+-- the largest case of every dtype of the five row operators, none of which they let spill
+-- (docs/KERNELS.md). An operator whose kernel needs fewer passes its own as `rpg_regs`.
+M.ROW_RPG_REGS = { [2] = { 36, 1.95 }, [4] = { 16, 1.45 } }
+
+-- A layout runs when the row group fits its block, NV is at most 16, and the rows fit in the
+-- registers a thread gets at that block size (min(255, 65536 / BLOCK)) without spilling:
+--   RPG = 1: about 24 + 1.5 per element (a fit of ptxas's numbers for sm_90);
+--   RPG > 1: rpg_regs (default ROW_RPG_REGS) over all RPG x NV vectors, at most 64 of them.
+function M.row_layout_fits(cols, dtype, cfg, rpg_regs)
   local tpr, block, nv = M.row_layout(cols, dtype, cfg)
-  return tpr <= block and block % tpr == 0 and nv <= 16
-     and 24 + 1.5 * nv * M.ROW_VEC[dtype] <= math.min(255, 65536 // block)
+  local rpg = M.row_rpg(cfg)
+  local budget = math.min(255, 65536 // block)
+  if not (tpr <= block and block % tpr == 0 and nv <= 16) then return false end
+  if rpg == 1 then return 24 + 1.5 * nv * M.ROW_VEC[dtype] <= budget end
+  local model = (rpg_regs or M.ROW_RPG_REGS)[16 // M.ROW_VEC[dtype]]
+  return rpg * nv <= 64 and model[1] + model[2] * rpg * nv * M.ROW_VEC[dtype] <= budget
 end
 
 -- t = { name = "softmax", description = "...", rows_cols = function(case) -> rows, cols,
 --       args = function(ins, outs, rows, cols, ctx) -> the kernel arguments (both kernels),
---       defines = extra defines for both kernels (optional) }
+--       defines = extra defines for both kernels (optional),
+--       rpg_regs = { [2] = { base, per }, [4] = { base, per } }: the kernel's register need with
+--                  RPG > 1 by dtype size (optional; ROW_RPG_REGS otherwise) }
 -- Returns reference(case, ins, outs, ctx) (one thread per row) and the `cuda` implementation.
 function M.rowwise(t)
   local function reference(case, ins, outs, ctx)
@@ -111,7 +130,7 @@ function M.rowwise(t)
     space = copy(M.ROW_SPACE),
     valid = function(case, cfg)
       local _, cols = t.rows_cols(case)
-      return M.row_layout_fits(cols, case.dtype, cfg)
+      return M.row_layout_fits(cols, case.dtype, cfg, t.rpg_regs)
     end,
     supports = function(case) -- the automatic layout must fit: rows up to 1024 threads x 4 vectors
       local _, cols = t.rows_cols(case)
@@ -120,9 +139,12 @@ function M.rowwise(t)
     plan = function(case, ins, outs, cfg, ctx)
       local rows, cols = t.rows_cols(case)
       local tpr, block, nv = M.row_layout(cols, case.dtype, cfg)
-      local f = ctx:kernel(t.name .. ".cu", t.name .. "_cuda",
-        with({ DTYPE = ctx.ctype(case.dtype), TPR = tpr, BLOCK = block, NV = nv }, t.defines))
-      return ctx.plan { { fn = f, grid = { ctx.cdiv(rows, block // tpr) }, block = { block },
+      local rpg = M.row_rpg(cfg)
+      local defines = { DTYPE = ctx.ctype(case.dtype), TPR = tpr, BLOCK = block, NV = nv }
+      -- RPG 1 passes no define (the kernels default to 1): the same kernels as before RPG existed.
+      if rpg > 1 then defines.RPG = rpg end
+      local f = ctx:kernel(t.name .. ".cu", t.name .. "_cuda", with(defines, t.defines))
+      return ctx.plan { { fn = f, grid = { ctx.cdiv(rows, block // tpr * rpg) }, block = { block },
                           args = t.args(ins, outs, rows, cols, ctx) } }
     end,
   }

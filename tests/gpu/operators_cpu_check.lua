@@ -4,7 +4,8 @@
 --   1. the GPU reference agrees with a plain CPU implementation (Lua, on tensor:to_host(), with the
 --      dtype's rounding points emulated) within the operator's tolerance;
 --   2. the `cuda` implementation, in its default configuration and in a spread of autotune
---      candidates, verifies against the reference with tb.verify (outputs poisoned first).
+--      candidates, verifies against the reference with tb.verify (outputs poisoned first); the
+--      row-wise ones also with 2 and 4 rows per group (RPG) on row counts that leave partial groups.
 -- argmax also gets rows with planted ties, which must resolve to the first index.
 -- Exits 77 (skipped) where no device is present.
 -- usage: tilebench script tests/gpu/operators_cpu_check.lua [OPERATOR ...]
@@ -181,16 +182,19 @@ local CASES = {
   swiglu = { dtypes = { "fp16", "bf16", "fp32" }, params = { { M = 3, N = 1001 }, { M = 64, N = 1024 }, { M = 1, N = 7 } } },
   softmax = { dtypes = { "fp16", "fp32" },
               params = { { n_rows = 5, n_cols = 1000 }, { n_rows = 33, n_cols = 2049 }, { n_rows = 4, n_cols = 10240 },
-                         { n_rows = 3, n_cols = 7 } } },
+                         { n_rows = 3, n_cols = 7 }, { n_rows = 7, n_cols = 10240 }, { n_rows = 9, n_cols = 2049 },
+                         { n_rows = 1001, n_cols = 100 } } },
   layernorm = { dtypes = { "fp16", "bf16", "fp32" },
                 params = { { batch = 1, M = 5, K = 1001 }, { batch = 2, M = 3, K = 4096 }, { batch = 1, M = 7, K = 10240 },
-                           { batch = 1, M = 3, K = 9 } } },
+                           { batch = 1, M = 3, K = 9 }, { batch = 1, M = 9, K = 2049 }, { batch = 7, M = 143, K = 40 } } },
   rmsnorm = { dtypes = { "fp16", "bf16", "fp32" },
               params = { { batch = 1, M = 5, K = 1001 }, { batch = 2, M = 3, K = 4096 }, { batch = 1, M = 7, K = 10240 },
-                         { batch = 1, M = 3, K = 9 } } },
+                         { batch = 1, M = 3, K = 9 }, { batch = 1, M = 9, K = 2049 }, { batch = 7, M = 143, K = 40 } } },
   mean_reduction = { dtypes = { "fp16", "bf16", "fp32" },
-                     params = { { M = 5, N = 1001 }, { M = 33, N = 20480 }, { M = 3, N = 17 } } },
-  argmax = { dtypes = { "fp16", "fp32" }, params = { { M = 5, N = 1001 }, { M = 33, N = 20480 }, { M = 3, N = 17 } } },
+                     params = { { M = 5, N = 1001 }, { M = 33, N = 20480 }, { M = 3, N = 17 }, { M = 7, N = 20480 },
+                                { M = 9, N = 4097 }, { M = 1001, N = 100 } } },
+  argmax = { dtypes = { "fp16", "fp32" }, params = { { M = 5, N = 1001 }, { M = 33, N = 20480 }, { M = 3, N = 17 },
+                                                     { M = 7, N = 20480 }, { M = 9, N = 4097 }, { M = 1001, N = 100 } } },
 }
 local ORDER = { "vector_add", "mul2", "relu", "sigmoid", "swiglu", "softmax", "layernorm", "rmsnorm",
                 "mean_reduction", "argmax" }
@@ -243,7 +247,16 @@ local function compare_cpu(where, got, want, atol, rtol)
   if bad > 4 then fail("%s: %d mismatches in all", where, bad) end
 end
 
--- A spread of the implementation's autotune candidates: the default plus every k-th valid one.
+-- Row-wise layouts with several rows per group (RPG 2 and 4: the group loads all its rows before
+-- reducing any), tried on top of the spread wherever the space has RPG and they are valid:
+-- the automatic layout, a warp per row and several groups to a block (per-row shared buffers),
+-- and a block per row. The row counts of CASES (7, 9, 1001, 33 ...) leave partial groups and
+-- partial blocks.
+local RPG_LAYOUTS = { { TPR = 0, BLOCK = 0 }, { TPR = 32, BLOCK = 128 }, { TPR = 128, BLOCK = 512 },
+                      { TPR = 256, BLOCK = 256 }, { TPR = 1024, BLOCK = 1024 } }
+
+-- A spread of the implementation's autotune candidates: the default plus every k-th valid one,
+-- plus the RPG_LAYOUTS for row-wise implementations.
 local function configs_to_try(spec, c)
   local cfgs = { spec.default or {} }
   local valid = {}
@@ -253,6 +266,14 @@ local function configs_to_try(spec, c)
   local step = math.max(1, #valid // 6)
   for i = 1, #valid, step do cfgs[#cfgs + 1] = valid[i] end
   cfgs[#cfgs + 1] = valid[#valid]
+  if spec.space and spec.space.RPG then
+    for _, rpg in ipairs({ 2, 4 }) do
+      for _, l in ipairs(RPG_LAYOUTS) do
+        local cfg = { TPR = l.TPR, BLOCK = l.BLOCK, RPG = rpg }
+        if not spec.valid or spec.valid(c, cfg) then cfgs[#cfgs + 1] = cfg end
+      end
+    end
+  end
   return cfgs
 end
 

@@ -32,6 +32,15 @@ describe("oplib.row_layout", function()
     assert.is_false(oplib.row_layout_fits(10240, "fp32", { TPR = 1024, BLOCK = 512 })) -- group > block
     assert.is_false(oplib.row_layout_fits(20480, "fp32", { TPR = 32, BLOCK = 128 }))   -- NV 160
   end)
+  it("bounds the registers of several rows per group (RPG)", function()
+    local cfg = { TPR = 1024, BLOCK = 1024, RPG = 2 } -- fp16 20480: 2 x 3 vectors x 8 halves
+    assert.is_true(oplib.row_layout_fits(20480, "fp16", { TPR = 1024, BLOCK = 1024, RPG = 1 }))
+    assert.is_false(oplib.row_layout_fits(20480, "fp16", cfg))                    -- family bound: 36 + 1.95 x 48 > 64
+    assert.is_true(oplib.row_layout_fits(20480, "fp16", cfg, { [2] = { 8, 1.15 } })) -- an operator's own: 63.2
+    assert.is_false(oplib.row_layout_fits(20480, "fp16", { TPR = 1024, BLOCK = 1024, RPG = 4 }, { [2] = { 8, 1.15 } }))
+    assert.is_true(oplib.row_layout_fits(512, "fp32", { TPR = 32, BLOCK = 128, RPG = 4 }))  -- 16 + 1.45 x 64
+    assert.is_false(oplib.row_layout_fits(20480, "fp32", { TPR = 32, BLOCK = 128, RPG = 2 })) -- NV 160
+  end)
 end)
 
 describe("oplib families", function()
@@ -56,6 +65,15 @@ describe("oplib families", function()
     assert.same({ "rowop.cu", "rowop_cuda" }, { calls[2][1], calls[2][2] })
     assert.same({ 32, 128, 4 }, { calls[2][3].TPR, calls[2][3].BLOCK, calls[2][3].NV })
     assert.equal(16, p[1].grid[1]) -- 64 rows, 4 rows a block
+    assert.is_nil(calls[2][3].RPG)   -- RPG 1 (the default) passes no define: the kernels as before
     assert.is_true(cuda.supports(case))
+    assert.equal(1, cuda.default.RPG)
+    -- RPG rows per group: the RPG define, and a block of BLOCK / TPR * RPG rows.
+    p = cuda.plan(case, { x = "X" }, { out = "Y" }, { TPR = 0, BLOCK = 0, RPG = 4 }, c)
+    assert.same({ 32, 128, 4, 4 }, { calls[3][3].TPR, calls[3][3].BLOCK, calls[3][3].NV, calls[3][3].RPG })
+    assert.equal(4, p[1].grid[1]) -- 64 rows, 16 rows a block
+    case.params.M = 65             -- a tail: one more block with a single active row
+    p = cuda.plan(case, { x = "X" }, { out = "Y" }, { TPR = 0, BLOCK = 0, RPG = 4 }, c)
+    assert.equal(5, p[1].grid[1])
   end)
 end)
