@@ -302,6 +302,40 @@ function M.shard(items, k, n)
   return out
 end
 
+-- The shard a run's --shard text names, "1/1" when none: k, n (nil, message when malformed).
+function M.shard_of(text)
+  if text == nil then return 1, 1 end
+  return M.parse_shard(text)
+end
+
+-- The journal keys of items, in execution order (item order, then each item's implementations).
+function M.item_keys(items)
+  local keys = {}
+  for _, it in ipairs(items) do
+    for _, impl in ipairs(it.impls) do
+      keys[#keys + 1] = journal.key({ operator = it.operator, mode = it.mode, dtype = it.dtype,
+                                      case_index = it.case_index, impl = impl })
+    end
+  end
+  return keys
+end
+
+-- Rows in the order an unsharded run of items would journal them (a stable sort); rows of no
+-- item keep their relative order after the others.
+function M.sort_rows(rows, items)
+  local pos = {}
+  for i, k in ipairs(M.item_keys(items)) do pos[k] = pos[k] or i end
+  local tagged = {}
+  for i, r in ipairs(rows) do tagged[i] = { r = r, p = pos[journal.key(r)] or math.huge, i = i } end
+  table.sort(tagged, function(a, b)
+    if a.p ~= b.p then return a.p < b.p end
+    return a.i < b.i
+  end)
+  local out = {}
+  for i, t in ipairs(tagged) do out[i] = t.r end
+  return out
+end
+
 -- The wire form of an item: no private fields (they hold parent-side tables).
 function M.wire_item(it, extra)
   local w = {}

@@ -5,7 +5,7 @@ local options = require("tilebench.options")
 local M = {}
 
 -- Subcommands in the order --help lists them; each lives in lua/tilebench/cmd/<name>.lua.
-local commands = { "run", "list", "show", "devices", "peaks", "aggregate", "report", "compare",
+local commands = { "run", "merge", "list", "show", "devices", "peaks", "aggregate", "report", "compare",
                    "script", "worker" }
 
 local function load_command(name)

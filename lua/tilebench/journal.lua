@@ -144,6 +144,27 @@ function M.latest(rows)
   return out
 end
 
+-- Joins the journals of several runs (the shards of one campaign): sources = {{name = text,
+-- rows = rows}, ...}. Each source keeps its latest entry per key (as its own outputs do); the
+-- result holds every entry once, sources in the order given. A key in two sources is a
+-- conflict: returns nil, {{key = k, first = name, second = name}, ...} (all of them).
+function M.join(sources)
+  local owner, out, conflicts = {}, {}, {}
+  for _, src in ipairs(sources) do
+    for _, r in ipairs(M.latest(src.rows or {})) do
+      local k = M.key(r)
+      if owner[k] then
+        conflicts[#conflicts + 1] = { key = k, first = owner[k], second = src.name }
+      else
+        owner[k] = src.name
+        out[#out + 1] = r
+      end
+    end
+  end
+  if #conflicts > 0 then return nil, conflicts end
+  return out
+end
+
 -- Set of keys the rows hold.
 function M.done_set(rows)
   local s = {}

@@ -151,6 +151,38 @@ describe("work items", function()
     assert.same({ 2, 5 }, { campaign.parse_shard("2/5") })
   end)
 
+  it("joined shards sort back into the unsharded run's journal order", function()
+    local items = campaign.plan_items(campaign.settings({ operators = "all", modes = { "default", "autotune" } }), fake_loader())
+    local keys = campaign.item_keys(items)
+    assert.equal("alpha|default|fp16|1|lib", keys[1])
+    assert.equal("alpha|default|fp16|1|cuda", keys[2])
+    local function rows_of(list)
+      local rows = {}
+      for _, it in ipairs(list) do
+        for _, impl in ipairs(it.impls) do
+          rows[#rows + 1] = { operator = it.operator, mode = it.mode, dtype = it.dtype, case_index = it.case_index, impl = impl }
+        end
+      end
+      return rows
+    end
+    local joined = {}
+    for k = 3, 1, -1 do -- shards in any order
+      for _, r in ipairs(rows_of(campaign.shard(items, k, 3))) do joined[#joined + 1] = r end
+    end
+    local stray = { operator = "gamma", mode = "default", dtype = "fp32", case_index = 1, impl = "cuda" }
+    table.insert(joined, 2, stray)
+    local sorted = campaign.sort_rows(joined, items)
+    local got = {}
+    for i, r in ipairs(sorted) do got[i] = journal.key(r) end
+    local want = {}
+    for i, k in ipairs(keys) do want[i] = k end
+    want[#want + 1] = journal.key(stray) -- rows of no item last
+    assert.same(want, got)
+    assert.same({ 1, 1 }, { campaign.shard_of(nil) })
+    assert.same({ 3, 4 }, { campaign.shard_of("3/4") })
+    assert.is_nil((campaign.shard_of("0/4")))
+  end)
+
   it("run ids are sortable, distinct and valid path components", function()
     local a, b = campaign.new_run_id(), campaign.new_run_id()
     assert.matches("^%d%d%d%d%d%d%d%dT%d%d%d%d%d%dZ%-%x%x%x%x%x%x$", a)

@@ -59,4 +59,22 @@ describe("journal", function()
     assert.is_true(done[journal.key(b)])
     assert.is_nil(done["a|default|fp16|2|cuda"])
   end)
+
+  it("joins the journals of shards: every entry once, a key in two runs refused", function()
+    local function row(i, impl, status)
+      return { operator = "a", mode = "default", dtype = "fp16", case_index = i, impl = impl, status = status }
+    end
+    local s1 = { row(1, "cuda", "failed"), row(1, "lib", "ok"), row(1, "cuda", "ok") } -- resumed: cuda re-run
+    local s2 = { row(2, "cuda", "ok"), row(2, "lib", "ok") }
+    local rows = journal.join({ { name = "runs/s1", rows = s1 }, { name = "runs/s2", rows = s2 } })
+    assert.equal(4, #rows)
+    assert.same({ "a|default|fp16|1|cuda", "a|default|fp16|1|lib", "a|default|fp16|2|cuda", "a|default|fp16|2|lib" },
+      { journal.key(rows[1]), journal.key(rows[2]), journal.key(rows[3]), journal.key(rows[4]) })
+    assert.equal("ok", rows[1].status) -- the run's latest entry
+    local none, conflicts = journal.join({ { name = "runs/s1", rows = s1 }, { name = "runs/s2", rows = s2 },
+                                           { name = "runs/s3", rows = { row(2, "lib", "wrong"), row(3, "lib", "ok") } } })
+    assert.is_nil(none)
+    assert.same({ { key = "a|default|fp16|2|lib", first = "runs/s2", second = "runs/s3" } }, conflicts)
+    assert.same({}, journal.join({}))
+  end)
 end)

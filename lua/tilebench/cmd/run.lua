@@ -157,6 +157,9 @@ local function plan_run(opts, pos)
   end
   return settings, items, plan, order
 end
+-- (opts, pos) -> settings, items, plan, order; raises usage errors. `tilebench merge` re-plans
+-- the campaign of a run's stored args with it.
+M.plan = plan_run
 
 local function print_dry_run(items, plan, order)
   for _, name in ipairs(order) do

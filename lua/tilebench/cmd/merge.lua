@@ -1,0 +1,283 @@
+-- cmd/merge.lua: `tilebench merge RUN-DIR... [--gpu LABEL] [--output RUN-ID]`: joins the runs of
+-- one campaign's shards (`tilebench run --shard k/n` on several nodes) into one run,
+-- results/<gpu>/runs/<run-id>/ (journal.jsonl with every entry once, run.json, provenance.json
+-- naming each merged run with its own provenance), and rebuilds results/<gpu>/csv/<op>_<mode>.csv
+-- and raw/<op>.json with campaign.write_outputs, so the n shards merged give the CSVs of the
+-- unsharded run. Runs of different campaigns, settings, devices or shard counts, a shard given
+-- twice and an entry in two runs are refused; missing shards are a warning. No GPU is touched.
+local options = require("tilebench.options")
+local campaign = require("tilebench.campaign")
+local journal = require("tilebench.journal")
+local util = require("tilebench.util")
+local sys = require("tb.sys")
+
+local M = {}
+
+local function run_id_ok(v)
+  if campaign.valid_run_id(v) then return true end
+  return false, string.format("'%s' is not a run id (one path component of [A-Za-z0-9._+-])", v)
+end
+
+M.spec = {
+  { name = "gpu", type = "label", metavar = "LABEL", desc = "results namespace results/<LABEL>/ (default: the runs' label)" },
+  { name = "output", type = "string", metavar = "RUN-ID", desc = "id of the merged run (default: a new one)", validate = run_id_ok },
+}
+
+M.summary = "join the runs of a sharded campaign into one run and rebuild its CSVs"
+M.usage = "usage: tilebench merge RUN-DIR... [--gpu LABEL] [--output RUN-ID]\n\n"
+  .. "RUN-DIR is results/<gpu>/runs/<run-id> (or a run id found under results/*/runs) of one\n"
+  .. "shard of a campaign run with --shard k/n. The merged run gets every journal entry once;\n"
+  .. "results/<gpu>/csv/<op>_<mode>.csv and its raw/<op>.json are rebuilt from it. Missing\n"
+  .. "shards are reported (`tilebench run --resume` of the merged run runs them). Exit status:\n"
+  .. "0 merged, 2 for usage errors and runs that do not belong together.\n\n"
+  .. options.help(M.spec) .. "\n"
+
+local function warn(fmt, ...)
+  io.stderr:write("tilebench: merge: warning: ", string.format(fmt, ...), "\n")
+end
+
+local function is_dir(p) return require("lfs").attributes(p, "mode") == "directory" end
+
+-- A RUN-DIR argument: a directory, or a run id under <root>/*/runs.
+local function resolve(arg, root)
+  local d = arg:gsub("(.)/+$", "%1")
+  if is_dir(d) then return d end
+  if campaign.valid_run_id(arg) and is_dir(root) then
+    for gpu in require("lfs").dir(root) do
+      local p = string.format("%s/%s/runs/%s", root, gpu, arg)
+      if gpu:sub(1, 1) ~= "." and is_dir(p) then return p end
+    end
+  end
+  options.usage_error("merge: no run directory '%s'", arg)
+end
+
+local function read_json(path)
+  local fh = io.open(path, "rb")
+  if not fh then return nil end
+  local v = journal.decode(fh:read("a"))
+  fh:close()
+  return type(v) == "table" and v or nil
+end
+
+-- The args of a run without its --shard (what the whole campaign was run with).
+local function without_shard(args)
+  local out, skip = {}, false
+  for _, a in ipairs(args or {}) do
+    if skip then skip = false
+    elseif a == "--shard" then skip = true
+    elseif not a:match("^%-%-shard=") then out[#out + 1] = a end
+  end
+  return out
+end
+
+-- The shard text a run was started with: provenance.shard, else its stored args.
+local function shard_text(rec, prov)
+  if prov.shard then return prov.shard end
+  for i, a in ipairs(rec.args or {}) do
+    if a == "--shard" then return rec.args[i + 1] end
+    local v = a:match("^%-%-shard=(.*)$")
+    if v then return v end
+  end
+  return nil
+end
+
+-- Loads one run directory: {dir, id, label, shard_k, shard_n, rec (run.json), prov, rows}.
+local function load_run(dir)
+  local rec = read_json(dir .. "/run.json")
+  if not rec then options.usage_error("merge: %s/run.json is missing or unreadable (not a run directory?)", dir) end
+  local prov = read_json(dir .. "/provenance.json")
+  if not prov then options.usage_error("merge: %s/provenance.json is missing or unreadable", dir) end
+  local jpath = dir .. "/journal.jsonl"
+  if require("lfs").attributes(jpath, "mode") ~= "file" then
+    options.usage_error("merge: %s/journal.jsonl is missing", dir)
+  end
+  local _, rows, problems = journal.read(jpath)
+  for _, p in ipairs(problems or {}) do warn("%s", p) end
+  local text = shard_text(rec, prov)
+  local k, n = campaign.shard_of(text)
+  if not k then options.usage_error("merge: %s: bad shard '%s' (%s)", dir, tostring(text), n) end
+  return { dir = dir, id = rec.run_id or util.basename(dir), label = rec.label or prov.gpu, rec = rec,
+           prov = prov, rows = rows or {}, shard_k = k, shard_n = n }
+end
+
+-- What must agree between the shards of one campaign: name -> canonical text.
+local function identity(r)
+  local c = r.prov.campaign or {}
+  local function enc(v) return util.json_encode(v == nil and util.null or v, { invalid_numbers = "null" }) end
+  return {
+    { "campaign name", enc(c.name) },
+    { "operators", enc(c.operators) },
+    { "dtypes", enc(c.dtypes) },
+    { "implementations", enc(c.impls) },
+    { "cases", enc(c.cases) },
+    { "modes", enc(c.modes) },
+    { "case timeout", enc(c.case_timeout) },
+    { "protocol", enc(r.prov.protocol) },
+    { "gate", enc(r.prov.gate) },
+    { "device", enc(r.prov.device and r.prov.device.name) },
+    { "shard count", tostring(r.shard_n) },
+  }
+end
+
+local function check_one_campaign(runs)
+  local first = runs[1]
+  local want = identity(first)
+  for i = 2, #runs do
+    local got = identity(runs[i])
+    for j, f in ipairs(want) do
+      if got[j][2] ~= f[2] then
+        options.usage_error("merge: %s and %s are not shards of one campaign: they differ in %s (%s vs %s)",
+          first.dir, runs[i].dir, f[1], f[2], got[j][2])
+      end
+    end
+  end
+  local by_k = {}
+  for _, r in ipairs(runs) do
+    if by_k[r.shard_k] then
+      options.usage_error("merge: shard %d/%d given twice: %s and %s", r.shard_k, r.shard_n, by_k[r.shard_k].dir, r.dir)
+    end
+    by_k[r.shard_k] = r
+  end
+  local missing = {}
+  for k = 1, first.shard_n do if not by_k[k] then missing[#missing + 1] = k end end
+  return missing
+end
+
+-- Re-plans the campaign from the first run's args (no shard): settings, items, plan, or nil and
+-- why. Checked against the journals: a case whose id differs means the operators changed.
+local function replan(runs, rows)
+  local run = require("tilebench.cmd.run")
+  local ok, settings, items, plan = pcall(function()
+    local opts, pos = options.parse(without_shard(runs[1].rec.args), run.spec, "run")
+    opts.shard, opts.resume, opts["dry-run"] = nil, nil, nil
+    return run.plan(opts, pos)
+  end)
+  if not ok then return nil, nil, nil, tostring(settings) end
+  for _, r in ipairs(rows) do
+    local p = plan[r.operator]
+    local c = p and p.cases[r.dtype] and p.cases[r.dtype][r.case_index]
+    if r.case_id and (not c or c.id ~= r.case_id) then
+      return nil, nil, nil, string.format("%s %s case #%s is '%s' in the journal but '%s' now (operators changed?)",
+        r.operator, r.dtype, tostring(r.case_index), tostring(r.case_id), c and tostring(c.id) or "absent")
+    end
+  end
+  return settings, items, plan
+end
+
+function M.run(args)
+  local opts, pos = options.parse(args, M.spec, "merge")
+  if #pos == 0 then options.usage_error("merge: give the run directories to merge (results/<gpu>/runs/<run-id>)") end
+  local root = require("tilebench.cmd.run").results_root()
+
+  local runs, seen_dir = {}, {}
+  for _, a in ipairs(pos) do
+    local d = resolve(a, root)
+    if seen_dir[d] then options.usage_error("merge: run directory '%s' given twice", a) end
+    seen_dir[d] = true
+    runs[#runs + 1] = load_run(d)
+  end
+  local missing = check_one_campaign(runs)
+
+  local label = opts.gpu
+  if not label then
+    for _, r in ipairs(runs) do
+      if r.label ~= runs[1].label then
+        options.usage_error("merge: the runs have different GPU labels (%s: %s, %s: %s); give --gpu LABEL",
+          runs[1].dir, tostring(runs[1].label), r.dir, tostring(r.label))
+      end
+    end
+    label = runs[1].label
+    if not label or not label:match("^[A-Za-z0-9._+%-]+$") or label == "." or label == ".." then
+      options.usage_error("merge: %s/run.json names no usable GPU label; give --gpu LABEL", runs[1].dir)
+    end
+  end
+  for _, r in ipairs(runs) do
+    local sha, sha1 = r.prov.tilebench and r.prov.tilebench.build_sha, runs[1].prov.tilebench and runs[1].prov.tilebench.build_sha
+    if sha ~= sha1 then warn("%s was run by tilebench %s, %s by %s", r.dir, tostring(sha), runs[1].dir, tostring(sha1)) end
+  end
+
+  -- Every entry once: each run's latest per key; a key in two runs is refused.
+  local sources = {}
+  for _, r in ipairs(runs) do sources[#sources + 1] = { name = r.dir, rows = r.rows } end
+  local rows, conflicts = journal.join(sources)
+  if not rows then
+    local c = conflicts[1]
+    options.usage_error("merge: %d journal entr%s in more than one run, e.g. %s in both %s and %s",
+      #conflicts, #conflicts == 1 and "y is" or "ies are", c.key, c.first, c.second)
+  end
+
+  local settings, items, plan, why = replan(runs, rows)
+  if not items then
+    local env = runs[1].prov.environment or {}
+    local path = env.TILEBENCH_OPERATOR_PATH
+    if path and path ~= os.getenv("TILEBENCH_OPERATOR_PATH") then
+      why = string.format("%s; the runs had TILEBENCH_OPERATOR_PATH=%s", why, path)
+    end
+    warn("cannot re-plan the campaign (%s): implementation and dtype order taken from the journals", why)
+    plan = {}
+  else
+    local n = runs[1].shard_n
+    for _, r in ipairs(runs) do
+      local done = journal.done_set(r.rows)
+      local want = campaign.item_keys(campaign.shard(items, r.shard_k, n))
+      local lack = 0
+      for _, k in ipairs(want) do if not done[k] then lack = lack + 1 end end
+      if lack > 0 then
+        warn("%s (shard %d/%d) lacks %d of its %d entries (interrupted? finish it first with: tilebench run --resume %s --gpu %s)",
+          r.dir, r.shard_k, n, lack, #want, r.id, tostring(r.label))
+      end
+    end
+    local planned = {}
+    for _, k in ipairs(campaign.item_keys(items)) do planned[k] = true end
+    local extra = 0
+    for _, r in ipairs(rows) do if not planned[journal.key(r)] then extra = extra + 1 end end
+    if extra > 0 then warn("%d journal entries are not in the campaign's plan (kept)", extra) end
+    rows = campaign.sort_rows(rows, items)
+  end
+
+  local out_id = opts.output or campaign.new_run_id()
+  local out_dir = string.format("%s/%s/runs/%s", root, label, out_id)
+  if require("lfs").attributes(out_dir) then options.usage_error("option --output: %s already exists", out_dir) end
+  campaign.mkdirs(out_dir)
+
+  local ids, shards = {}, {}
+  for _, r in ipairs(runs) do ids[#ids + 1] = r.id; shards[#shards + 1] = string.format("%d/%d", r.shard_k, r.shard_n) end
+  local jnl <close> = journal.open(out_dir .. "/journal.jsonl", { run_id = out_id, label = label, merged_from = ids })
+  jnl:append(rows)
+  jnl:close()
+  local args_run = without_shard(runs[1].rec.args)
+  local ok, err = sys.write_atomic(out_dir .. "/run.json", journal.encode({ run_id = out_id, label = label,
+    args = args_run, created = sys.iso_time(), merged_from = ids }) .. "\n")
+  if not ok then error(err, 0) end
+
+  local provenance = require("tilebench.provenance")
+  local first = runs[1].prov
+  local record = provenance.collect({ argv = arg and { [0] = arg[0], table.unpack(arg) } or args, run_id = out_id,
+    label = label })
+  record.started, record.merged = nil, sys.iso_time()
+  record.campaign, record.protocol, record.gate, record.device = first.campaign, first.protocol, first.gate, first.device
+  record.shard_count = runs[1].shard_n
+  if #missing > 0 then record.missing_shards = missing end
+  record.merged_from = {}
+  for i, r in ipairs(runs) do
+    record.merged_from[i] = { run_id = r.id, dir = r.dir, shard = shards[i], entries = #journal.latest(r.rows),
+                              provenance = r.prov }
+  end
+  provenance.write(out_dir .. "/provenance.json", record)
+
+  local written = campaign.write_outputs(out_dir, string.format("%s/%s/csv", root, label), rows, plan, out_id)
+  local name = (settings and settings.name) or (first.campaign and first.campaign.name)
+  io.write(string.format("merged %d run%s (shard%s %s) of %s: %d entries into %s\n", #runs,
+    #runs == 1 and "" or "s", #runs == 1 and "" or "s", table.concat(shards, ", "),
+    name and ("campaign " .. name) or "one campaign", #rows, out_dir))
+  for _, path in ipairs(written) do io.write(string.format("wrote %s\n", path)) end
+  if #missing > 0 then
+    local ks = {}
+    for i, k in ipairs(missing) do ks[i] = string.format("%d/%d", k, runs[1].shard_n) end
+    warn("shard%s %s missing: the merge lacks their cases (run them with: tilebench run --resume %s --gpu %s)",
+      #ks == 1 and "" or "s", table.concat(ks, ", "), out_id, label)
+  end
+  return 0
+end
+
+return M
