@@ -19,8 +19,9 @@ local function dt_id(dtype)
   return id
 end
 
--- Shared memory of a gemm_wgmma configuration (dynamic, includes 1 KiB for alignment).
-function M.wgmma_smem(cfg) return cfg.STAGES * (16384 + cfg.BN * 128) + 1024 end
+-- Shared memory of a gemm_wgmma configuration (dynamic, includes 1 KiB for alignment; the
+-- warp-specialized one adds 1 KiB for its 2 * STAGES mbarriers).
+function M.wgmma_smem(cfg) return cfg.STAGES * (16384 + cfg.BN * 128) + (cfg.VARIANT == "ws" and 2048 or 1024) end
 function M.mma_smem(cfg) return cfg.STAGES * (128 * 40 + 32 * 136) * 2 end
 
 local function smem_limit(ctx) return (ctx.props and ctx.props.smem_per_block_optin) or SMEM_OPTIN end
@@ -43,13 +44,23 @@ local function transpose_step(p, b, ctx)
            args = { b, bt, ctx.i32(p.K), ctx.i32(p.N) } }, bt
 end
 
--- The `cuda` implementation. cfg = {VARIANT = "wgmma"|"mma", BN, STAGES}.
+-- Producer warpgroups of gemm_wgmma_ws: 3 for BN = 128 (bytes in flight grow with the copying
+-- warps), 1 for BN = 256 (its 128 accumulators per thread fit only under 384 threads' cap).
+-- cfg.PRODUCERS overrides (experiments).
+function M.ws_producers(cfg) return cfg.PRODUCERS or (cfg.BN > 128 and 1 or 3) end
+
+-- The `cuda` implementation. cfg = {VARIANT = "wgmma"|"wgmma2"|"ws"|"mma", BN, STAGES}:
+-- "wgmma" is gemm_wgmma, "wgmma2" the same kernel built for two CTAs per SM, "ws"
+-- gemm_wgmma_ws (warp-specialized, persistent), "mma" gemm_mma.
 function M.valid(p, cfg, ctx)
   local dtype = M.canon(p.dtype)
   if cfg.VARIANT == "mma" then
     return (dtype == "fp16" or dtype == "bf16") and cfg.BN == 128
       and M.mma_smem(cfg) <= (ctx and smem_limit(ctx) or SMEM_OPTIN)
   end
+  if cfg.VARIANT == "ws" and cfg.STAGES < M.ws_producers(cfg) then return false end
+  -- two CTAs per SM: 128 registers (BN = 128 only) and two STAGES = 3 rings in one SM's 228 KiB
+  if cfg.VARIANT == "wgmma2" and (cfg.BN ~= 128 or cfg.STAGES ~= 3) then return false end
   return M.wgmma_smem(cfg) <= (ctx and smem_limit(ctx) or SMEM_OPTIN)
 end
 
@@ -75,9 +86,22 @@ function M.cuda_plan(p, a, b, c, cfg, ctx)
     local step, bt = transpose_step(p, b, ctx)
     steps[#steps + 1], bsrc = step, bt
   end
-  local f = ctx:kernel(KDIR .. "gemm_wgmma.cu", "gemm_wgmma",
-                       { DT = id, OUT = id, BN = cfg.BN, STAGES = cfg.STAGES, B_KMAJOR = kmajor },
-                       { "--gpu-architecture=sm_90a" })
+  local defines = { DT = id, OUT = id, BN = cfg.BN, STAGES = cfg.STAGES, B_KMAJOR = kmajor }
+  if cfg.VARIANT == "ws" then
+    -- persistent: at most one CTA per SM, each looping over tiles (cfg.CTAS, fewer: tests only)
+    local producers = M.ws_producers(cfg)
+    defines.WS, defines.WS_PRODUCERS = 1, producers
+    local f = ctx:kernel(KDIR .. "gemm_wgmma.cu", "gemm_wgmma_ws", defines, { "--gpu-architecture=sm_90a" })
+    local tiles = ctx.cdiv(p.M, 128) * ctx.cdiv(p.N, cfg.BN) * p.batch
+    local sms = cfg.CTAS or (ctx.props and ctx.props.sm_count) or 132
+    local args = { a, bsrc, c, table.unpack(tail) }
+    args[#args + 1] = ctx.i32(p.batch)
+    steps[#steps + 1] = { fn = f, grid = { math.min(tiles, sms) }, block = { 128 * (producers + 2) },
+                          smem = M.wgmma_smem(cfg), args = args }
+    return ctx.plan(steps)
+  end
+  if cfg.VARIANT == "wgmma2" then defines.MIN_BLOCKS = 2 end
+  local f = ctx:kernel(KDIR .. "gemm_wgmma.cu", "gemm_wgmma", defines, { "--gpu-architecture=sm_90a" })
   steps[#steps + 1] = { fn = f, grid = { ctx.cdiv(p.N, cfg.BN), ctx.cdiv(p.M, 128), p.batch }, block = { 256 },
                         smem = M.wgmma_smem(cfg), args = { a, bsrc, c, table.unpack(tail) } }
   return ctx.plan(steps)
@@ -108,6 +132,6 @@ function M.lib_plan(p, a, b, c, ctx, opts)
                      args = { cbf, c, ctx.i64(n) } } }
 end
 
-M.space = { VARIANT = { "wgmma", "mma" }, BN = { 128, 256 }, STAGES = { 3, 4, 5, 6 } }
+M.space = { VARIANT = { "wgmma", "wgmma2", "ws", "mma" }, BN = { 128, 256 }, STAGES = { 3, 4, 5, 6 } }
 
 return M

@@ -40,6 +40,12 @@
 #ifndef OUT
 #define OUT DT
 #endif
+#ifndef WS
+#define WS 0
+#endif
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 1 /* gemm_wgmma: CTAs per SM; 2 caps registers at 128 (BN = 128 fits, no spills) */
+#endif
 
 typedef unsigned long long uint64_t;
 typedef unsigned int uint32_t;
@@ -209,13 +215,15 @@ __device__ __forceinline__ void fence_operands(float *d) {
   for (int i = 0; i < BN / 2; i++) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-// Copies K-tile kt into slot `base` (A at base, B at base + A_BYTES).
+// Copies K-tile kt into slot `base` (A at base, B at base + A_BYTES); NT threads share the copy,
+// tid in [0, NT).
+template <int NT>
 __device__ __forceinline__ void load_tile(uint32_t base, const in_t *A, const in_t *B, int M,
                                           int N, int K, int m0, int n0, int kt, int tid) {
   const int k0 = kt * BK;
 #pragma unroll
-  for (int i = 0; i < (BM * 8) / 256; i++) {
-    int c = tid + i * 256, row = c >> 3, ch = c & 7;
+  for (int i = 0; i < (BM * 8) / NT; i++) {
+    int c = tid + i * NT, row = c >> 3, ch = c & 7;
     int gm = m0 + row, gk = k0 + ch * EPC;
     bool ok = gm < M && gk < K;
     const in_t *src = ok ? A + (size_t)gm * K + gk : A;
@@ -224,8 +232,8 @@ __device__ __forceinline__ void load_tile(uint32_t base, const in_t *A, const in
   const uint32_t bbase = base + A_BYTES;
 #if B_KMAJOR
 #pragma unroll
-  for (int i = 0; i < (BN * 8) / 256; i++) {
-    int c = tid + i * 256, row = c >> 3, ch = c & 7;
+  for (int i = 0; i < (BN * 8) / NT; i++) {
+    int c = tid + i * NT, row = c >> 3, ch = c & 7;
     int gn = n0 + row, gk = k0 + ch * EPC;
     bool ok = gn < N && gk < K;
     const in_t *src = ok ? B + (size_t)gn * K + gk : B;
@@ -235,8 +243,8 @@ __device__ __forceinline__ void load_tile(uint32_t base, const in_t *A, const in
   // B (K, N), N contiguous: BK (= 64) k-rows of BN/8 chunks, kept as BN/64 column blocks of
   // [64 k-rows][128 bytes], each an MN-major 128-byte-swizzle atom stack.
 #pragma unroll
-  for (int i = 0; i < (BN * 8) / 256; i++) {
-    int c = tid + i * 256, k = c / (BN / 8), cc = c % (BN / 8);
+  for (int i = 0; i < (BN * 8) / NT; i++) {
+    int c = tid + i * NT, k = c / (BN / 8), cc = c % (BN / 8);
     int j = cc >> 3, ch = cc & 7;
     int gk = k0 + k, gn = n0 + cc * 8;
     bool ok = gk < K && gn < N;
@@ -267,7 +275,38 @@ __device__ __forceinline__ out_t to_out(float x) {
 #endif
 }
 
-extern "C" __global__ void __launch_bounds__(256, 1)
+// Two adjacent outputs of one row (col even, N % 8 == 0: the pair is aligned), one store.
+__device__ __forceinline__ void store_pair(out_t *p, float x, float y) {
+#if OUT == 0
+  asm volatile("st.global.v2.f32 [%0], {%1, %2};\n" ::"l"(p), "f"(x), "f"(y) : "memory");
+#elif OUT == 1 || OUT == 2
+  *(uint32_t *)p = (uint32_t)to_out(x) | ((uint32_t)to_out(y) << 16);
+#else
+  *(uint16_t *)p = (uint16_t)((uint32_t)to_out(x) | ((uint32_t)to_out(y) << 8));
+#endif
+}
+
+// Writes one warpgroup's 64 x BN accumulator block, rows from m0, columns from n0. Fragment:
+// register 4j + {0,1} holds row r, columns 8j + 2(lane%4) + {0,1}; 4j + {2,3} the same columns
+// of row r + 8, with r = 16 warp + lane / 4.
+__device__ __forceinline__ void store_fragment(out_t *C, const float *d, int M, int N, int m0,
+                                               int n0, int warp, int lane) {
+  const int r0 = m0 + warp * 16 + (lane >> 2);
+#pragma unroll
+  for (int j = 0; j < BN / 8; j++) {
+    const int col = n0 + j * 8 + (lane & 3) * 2;
+    if (col < N) {
+#pragma unroll
+      for (int h = 0; h < 2; h++) {
+        const int row = r0 + h * 8;
+        if (row < M) store_pair(C + (size_t)row * N + col, d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
+      }
+    }
+  }
+}
+
+#if !WS
+extern "C" __global__ void __launch_bounds__(256, MIN_BLOCKS)
 gemm_wgmma(const in_t *__restrict__ A, const in_t *__restrict__ B, out_t *__restrict__ C, int M,
            int N, int K, long long sA, long long sB, long long sC) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -296,7 +335,7 @@ gemm_wgmma(const in_t *__restrict__ A, const in_t *__restrict__ B, out_t *__rest
 
 #pragma unroll
   for (int s = 0; s < STAGES - 2; s++) {
-    if (s < KT) load_tile(smem + s * STAGE_BYTES, A, B, M, N, K, m0, n0, s, tid);
+    if (s < KT) load_tile<256>(smem + s * STAGE_BYTES, A, B, M, N, K, m0, n0, s, tid);
     asm volatile("cp.async.commit_group;\n" ::);
   }
 
@@ -305,7 +344,7 @@ gemm_wgmma(const in_t *__restrict__ A, const in_t *__restrict__ B, out_t *__rest
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     __syncthreads();
     const int nk = kt + STAGES - 2;
-    if (nk < KT) load_tile(smem + (nk % STAGES) * STAGE_BYTES, A, B, M, N, K, m0, n0, nk, tid);
+    if (nk < KT) load_tile<256>(smem + (nk % STAGES) * STAGE_BYTES, A, B, M, N, K, m0, n0, nk, tid);
     asm volatile("cp.async.commit_group;\n" ::);
 
     const uint32_t a_base = smem + (kt % STAGES) * STAGE_BYTES + wg * (64 * 128);
@@ -329,26 +368,228 @@ gemm_wgmma(const in_t *__restrict__ A, const in_t *__restrict__ B, out_t *__rest
   asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
   fence_operands(d);
 
-  // Accumulator fragment: register 4j + {0,1} holds row r, columns 8j + 2(lane%4) + {0,1};
-  // 4j + {2,3} the same columns of row r + 8, with r = 16 warp + lane / 4.
-  const int r0 = m0 + wg * 64 + warp * 16 + (lane >> 2);
-#pragma unroll
-  for (int j = 0; j < BN / 8; j++) {
-    const int col = n0 + j * 8 + (lane & 3) * 2;
-    if (col < N) {
-#pragma unroll
-      for (int h = 0; h < 2; h++) {
-        const int row = r0 + h * 8;
-        if (row < M) {
-          out_t *p = C + (size_t)row * N + col;
-          p[0] = to_out(d[4 * j + 2 * h]);
-          p[1] = to_out(d[4 * j + 2 * h + 1]);
-        }
-      }
-    }
-  }
+  store_fragment(C, d, M, N, m0 + wg * 64, n0, warp, lane);
 #else
   // Built for an architecture without wgmma (not sm_90a): fail loudly rather than compute nothing.
   __trap();
 #endif
 }
+#endif // !WS
+
+#if WS
+// ---- gemm_wgmma_ws: warp-specialized, persistent ------------------------------------------
+// 128 * (WS_PRODUCERS + 2) threads: warpgroups 0 .. P-1 (P = WS_PRODUCERS) produce, the last
+// two consume (rows 0-63 and 64-127 of the tile, as in gemm_wgmma). A CTA's K-tiles form one
+// sequence over its tiles (g = tile_index * KT + kt) streamed through the STAGES-slot ring;
+// producer warpgroup p copies K-tiles g = p, p + P, ... with cp.async. Why several: the copies
+// one warp can have in flight are capped (on the H200 the one-producer kernel moved about 32 KB
+// per SM per L2 round trip whatever STAGES was), so bytes in flight grow with the copying warps.
+// Each slot has two mbarriers: full (128 arrivals, one per thread of the producer warpgroup
+// that filled it, made by cp.async.mbarrier.arrive.noinc once that thread's copies have landed)
+// and empty (8 arrivals, one per consumer warp once the wgmma group that read it completed).
+// The grid is at most one CTA per SM; CTA b takes tiles b, b + gridDim.x, ... (grouped order,
+// batch outermost), and the producers run on into the next tile while the consumers drain and
+// store the current one. ptxas fits the whole kernel under the entry cap of 65536 / threads
+// registers (168, 128, 96 for P = 1, 2, 3), so BN = 256 (128 accumulators) needs P = 1.
+#ifndef WS_PRODUCERS
+#define WS_PRODUCERS 1
+#endif
+#define WS_THREADS (128 * (WS_PRODUCERS + 2))
+#if WS_PRODUCERS < 1 || WS_PRODUCERS > 3
+#error "WS_PRODUCERS must be 1, 2 or 3"
+#endif
+#if STAGES < WS_PRODUCERS
+#error "STAGES must be >= WS_PRODUCERS"
+#endif
+#if WS_PRODUCERS > 1 && BN > 128
+#error "WS_PRODUCERS > 1 takes BN <= 128: ptxas fits the whole kernel under the entry cap (65536 / WS_THREADS)"
+#endif
+
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  uint32_t done;
+  do {
+    asm volatile("{\n.reg .pred p;\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                 "selp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done)
+                 : "r"(bar), "r"(parity)
+                 : "memory");
+  } while (!done);
+}
+
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+  asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}\n" ::"r"(bar)
+               : "memory");
+}
+
+// Tile t of tiles_m x tiles_n per batch entry: batch entry z, first row m0, first column n0.
+__device__ __forceinline__ void tile_origin(int t, int tiles_m, int tiles_n, int &z, int &m0,
+                                            int &n0) {
+  const int per_batch = tiles_m * tiles_n;
+  z = t / per_batch;
+  const int pid = t - z * per_batch;
+  const int per_group = GROUP_M * tiles_n, group = pid / per_group;
+  const int first_m = group * GROUP_M;
+  const int gsize = min(tiles_m - first_m, GROUP_M);
+  m0 = (first_m + (pid % per_group) % gsize) * BM;
+  n0 = ((pid % per_group) / gsize) * BN;
+}
+
+// The producer warpgroup's copy of K-tile kt into slot `base` (tid in [0, 128)). Same layout as
+// load_tile, but each thread walks its rows with one pointer and a rolled loop: the unrolled
+// form keeps every row's address live and needs about 120 registers, the producer has 56.
+__device__ __forceinline__ void produce_tile(uint32_t base, const in_t *A, const in_t *B, int M,
+                                             int N, int K, int m0, int n0, int kt, int tid) {
+  const int k0 = kt * BK;
+  { // A: row tid/8 + 16i, chunk tid%8; the swizzle (row % 8) is the same for every i
+    const int row = tid >> 3, ch = tid & 7, gk = k0 + ch * EPC;
+    const in_t *src = A + (size_t)(m0 + row) * K + gk;
+    uint32_t dst = base + row * 128 + ((ch ^ (row & 7)) << 4);
+    const int rows = gk < K ? M - m0 - row : 0; // row i exists while 16i < rows
+#pragma unroll 1
+    for (int i = 0; i < BM / 16; i++) {
+      const bool ok = 16 * i < rows;
+      cp_async16(dst, ok ? src : A, ok);
+      src += (size_t)16 * K;
+      dst += 16 * 128;
+    }
+  }
+  const uint32_t bbase = base + A_BYTES;
+#if B_KMAJOR
+  { // B^T (N, K): as A, BN rows
+    const int row = tid >> 3, ch = tid & 7, gk = k0 + ch * EPC;
+    const in_t *src = B + (size_t)(n0 + row) * K + gk;
+    uint32_t dst = bbase + row * 128 + ((ch ^ (row & 7)) << 4);
+    const int rows = gk < K ? N - n0 - row : 0;
+#pragma unroll 1
+    for (int i = 0; i < BN / 16; i++) {
+      const bool ok = 16 * i < rows;
+      cp_async16(dst, ok ? src : B, ok);
+      src += (size_t)16 * K;
+      dst += 16 * 128;
+    }
+  }
+#else
+  { // B (K, N): k-row tid/CPR + (128/CPR)i, chunk cc = tid%CPR of BN/8 = CPR per k-row
+    const int CPR = BN / 8, KSTEP = 128 / CPR;
+    const int cc = tid % CPR, j = cc >> 3, ch = cc & 7, gn = n0 + cc * 8;
+    const int k = tid / CPR;
+    const in_t *src = B + (size_t)(k0 + k) * N + gn;
+    const int krows = gn < N ? K - k0 - k : 0; // k-row i exists while KSTEP i < krows
+    const uint32_t col = bbase + j * (BK * 128);
+#pragma unroll 1
+    for (int i = 0; i < BK / KSTEP; i++) {
+      const int kr = k + KSTEP * i;
+      const bool ok = KSTEP * i < krows;
+      cp_async16(col + kr * 128 + ((ch ^ (kr & 7)) << 4), ok ? src : B, ok);
+      src += (size_t)KSTEP * N;
+    }
+  }
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(WS_THREADS, 1)
+gemm_wgmma_ws(const in_t *__restrict__ A, const in_t *__restrict__ B, out_t *__restrict__ C,
+              int M, int N, int K, long long sA, long long sB, long long sC, int batch) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  extern __shared__ unsigned char smem_raw[];
+  const uint32_t raw = (uint32_t)__cvta_generic_to_shared(smem_raw);
+  const uint32_t smem = (raw + 1023u) & ~1023u; // swizzle atoms need 1024-byte alignment
+  const uint32_t full = smem + STAGES * STAGE_BYTES, empty = full + 8 * STAGES;
+
+  const int tid = threadIdx.x, wg = tid >> 7;
+  if (tid == 0) {
+    for (int s = 0; s < STAGES; s++) {
+      mbar_init(full + 8 * s, 128);
+      mbar_init(empty + 8 * s, 8);
+    }
+  }
+  __syncthreads();
+
+  const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+  const int total = tiles_m * tiles_n * batch;
+  const int KT = max((K + BK - 1) / BK, 1); // K = 0: one zero-filled K-tile, C = 0
+
+  if (wg < WS_PRODUCERS) {
+#if WS_PRODUCERS == 1
+    // 384 threads enter with 168 registers; BN = 256 consumers need more (ptxas still fits
+    // them under 168: this only hands the producer's unused ones over)
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 56;\n" ::: "memory");
+#endif
+    const int ptid = tid & 127;
+    int kt = wg, t = blockIdx.x, slot = wg, cur = -1, z = 0, m0 = 0, n0 = 0;
+    uint32_t pass = 0; // parity of this slot's fill count
+    while (kt >= KT) kt -= KT, t += gridDim.x;
+    while (t < total) {
+      if (t != cur) tile_origin(cur = t, tiles_m, tiles_n, z, m0, n0);
+      mbar_wait(empty + 8 * slot, pass ^ 1); // the first pass finds every slot free
+      produce_tile(smem + slot * STAGE_BYTES, A + (size_t)z * sA, B + (size_t)z * sB, M, N, K, m0,
+                   n0, kt, ptid);
+      asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(full + 8 * slot)
+                   : "memory");
+      kt += WS_PRODUCERS;
+      while (kt >= KT) kt -= KT, t += gridDim.x;
+      slot += WS_PRODUCERS;
+      while (slot >= STAGES) slot -= STAGES, pass ^= 1;
+    }
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+  } else {
+#if WS_PRODUCERS == 1
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 224;\n" ::: "memory"); // 128 * 56 + 256 * 224 <= 65536
+#endif
+    const int cw = wg - WS_PRODUCERS, lane = tid & 31, warp = (tid >> 5) & 3;
+    int stage = 0;
+    uint32_t phase = 0;
+    float d[BN / 2];
+    for (int t = blockIdx.x; t < total; t += gridDim.x) {
+      int z, m0, n0;
+      tile_origin(t, tiles_m, tiles_n, z, m0, n0);
+#pragma unroll
+      for (int i = 0; i < BN / 2; i++) d[i] = 0.0f;
+      int held = -1; // the slot whose wgmma group may still be running
+      for (int kt = 0; kt < KT; kt++) {
+        mbar_wait(full + 8 * stage, phase);
+        // cp.async wrote the slot through the generic proxy; wgmma reads it through the async one
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        const uint32_t a_base = smem + stage * STAGE_BYTES + cw * (64 * 128);
+        const uint32_t b_base = smem + stage * STAGE_BYTES + A_BYTES;
+        fence_operands(d);
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++) { // 4 steps of 32 bytes of K
+          const uint64_t da = smem_desc(a_base + kk * 32, 16, 1024);
+#if B_KMAJOR
+          const uint64_t db = smem_desc(b_base + kk * 32, 16, 1024);
+#else
+          const uint64_t db = smem_desc(b_base + kk * (16 * 128), BK * 128, 1024);
+#endif
+          wgmma_tile(d, da, db);
+        }
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+        fence_operands(d);
+        if (held >= 0) { // the group before this one has completed: its slot goes back
+          __syncwarp();
+          if (lane == 0) mbar_arrive(empty + 8 * held);
+        }
+        held = stage;
+        if (++stage == STAGES) stage = 0, phase ^= 1;
+      }
+      asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+      fence_operands(d);
+      if (held >= 0) {
+        __syncwarp();
+        if (lane == 0) mbar_arrive(empty + 8 * held);
+      }
+      store_fragment(C + (size_t)z * sC, d, M, N, m0 + cw * 64, n0, warp, lane);
+    }
+  }
+#else
+  __trap();
+#endif
+}
+#endif // WS

@@ -37,10 +37,27 @@ end
 
 -- Output rounding bounds for exact fp32 sums (relative): fp32 exact, fp16 2^-11, bf16 2^-8, e4m3 2^-4.
 local TIGHT = { fp32 = { 1e-5, 1e-6 }, fp16 = { 1e-3, 1e-3 }, bf16 = { 1e-2, 8e-3 }, fp8_e4m3 = { 1e-2, 0.07 } }
-local CONFIGS = {
-  { VARIANT = "wgmma", BN = 256, STAGES = 4 }, { VARIANT = "wgmma", BN = 128, STAGES = 3 },
-  { VARIANT = "wgmma", BN = 128, STAGES = 6 }, { VARIANT = "wgmma", BN = 256, STAGES = 3 },
-  { VARIANT = "mma", BN = 128, STAGES = 3 }, { VARIANT = "mma", BN = 128, STAGES = 4 },
+-- Every configuration of the autotune space (gemm.valid filters per problem), and the persistent
+-- variant squeezed onto 2 CTAs (CTAS, a test-only key) so that each CTA walks several tiles and
+-- its stage ring wraps across tile boundaries even on these small problems.
+local CONFIGS = {}
+for _, v in ipairs(gemm.space.VARIANT) do
+  for _, bn in ipairs(gemm.space.BN) do
+    for _, st in ipairs(gemm.space.STAGES) do CONFIGS[#CONFIGS + 1] = { VARIANT = v, BN = bn, STAGES = st } end
+  end
+end
+for _, c in ipairs({ { 128, 3 }, { 128, 5 }, { 256, 4 } }) do
+  CONFIGS[#CONFIGS + 1] = { VARIANT = "ws", BN = c[1], STAGES = c[2], CTAS = 2 }
+end
+local function cfgname(cfg)
+  return string.format("cuda %s BN=%d STAGES=%d%s", cfg.VARIANT, cfg.BN, cfg.STAGES,
+    cfg.CTAS and (" CTAS=" .. cfg.CTAS) or "")
+end
+-- At the largest cases: the default, and these where valid.
+local LARGE = {
+  { VARIANT = "wgmma2", BN = 128, STAGES = 3 }, { VARIANT = "ws", BN = 128, STAGES = 5 },
+  { VARIANT = "ws", BN = 256, STAGES = 4 }, { VARIANT = "wgmma", BN = 256, STAGES = 4 },
+  { VARIANT = "mma", BN = 128, STAGES = 3 },
 }
 
 local function lcg(seed)
@@ -94,8 +111,7 @@ local function small(dtype, P)
   run_into("reference", function(c) return gemm.reference(p, a, b, c, ctx) end)
   for _, cfg in ipairs(CONFIGS) do
     if gemm.valid(p, cfg, ctx) and gemm.supports(p) then
-      run_into(string.format("cuda %s BN=%d STAGES=%d", cfg.VARIANT, cfg.BN, cfg.STAGES),
-               function(c) return gemm.cuda_plan(p, a, b, c, cfg, ctx) end)
+      run_into(cfgname(cfg), function(c) return gemm.cuda_plan(p, a, b, c, cfg, ctx) end)
     end
   end
   run_into("lib", function(c) return gemm.lib_plan(p, a, b, c, ctx) end)
@@ -124,8 +140,13 @@ local function largest(opname)
       for _, impl in ipairs(op.impls) do
         local spec = op.module.implementations[impl]
         local cfgs = { spec.default or {} }
-        if impl == "cuda" and (dtype == "fp16" or dtype == "bf16") then
-          cfgs[2] = { VARIANT = "mma", BN = 128, STAGES = 3 }
+        if impl == "cuda" then
+          for _, c in ipairs(LARGE) do
+            local d = spec.default
+            if spec.valid(case, c) and not (c.VARIANT == d.VARIANT and c.BN == d.BN and c.STAGES == d.STAGES) then
+              cfgs[#cfgs + 1] = c
+            end
+          end
         end
         for _, cfg in ipairs(cfgs) do
           local outs = op.module.outputs(case, ins, ctx)
@@ -133,7 +154,7 @@ local function largest(opname)
           spec.plan(case, ins, outs, cfg, ctx):run()
           for name, out in pairs(outs) do
             local atol, rtol = config.tolerance(op.config, out.dtype or dtype, family)
-            check(string.format("%s %s %s %s %s", opname, dtype, case.id, impl, cfg.VARIANT or ""),
+            check(string.format("%s %s %s %s %s", opname, dtype, case.id, impl, cfg.VARIANT and cfgname(cfg) or ""),
                   out, refs[name], atol, rtol)
           end
         end
