@@ -19,10 +19,14 @@
 //
 // Defines: DT (0 tf32 from fp32, 1 fp16, 2 bf16, 3 fp8 e4m3), BN (64, 128, 256), STAGES (>= 3),
 //          B_KMAJOR (0/1; must be 1 for DT 0 and 3), OUT (0 fp32, 1 fp16, 2 bf16,
-//          3 fp8 e4m3 rounded through bf16 like torch._scaled_mm(out_dtype=bf16).to(fp8)).
+//          3 fp8 e4m3 rounded through bf16 like torch._scaled_mm(out_dtype=bf16).to(fp8)),
+//          MIN_BLOCKS (1, or 2: __launch_bounds__(256, 2), 128 registers, for two CTAs per SM),
+//          WS (1: build gemm_wgmma_ws below instead) with WS_PRODUCERS (1-3).
 // Needs K % (16 / sizeof(input)) == 0 and N % 8 == 0 (16-byte rows); any M.
-// Shared memory: STAGES * (16384 + BN * 128) + 1024 bytes (dynamic).
-// Kernel: gemm_wgmma(A, B, C, M, N, K, sA, sB, sC)
+// Shared memory: STAGES * (16384 + BN * 128) + 1024 bytes (dynamic; gemm_wgmma_ws + 2048).
+// Kernels: gemm_wgmma(A, B, C, M, N, K, sA, sB, sC), grid (cdiv(N, BN), cdiv(M, 128), batch);
+//          gemm_wgmma_ws(A, B, C, M, N, K, sA, sB, sC, batch), grid <= SM count, block
+//          128 * (WS_PRODUCERS + 2).
 // Self-contained (no CUDA headers): 16- and 8-bit values travel as raw bits and convert with PTX.
 
 #ifndef DT
