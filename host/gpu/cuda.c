@@ -595,7 +595,9 @@ static gpu_status cuda_function_set_max_dynamic_smem(gpu_function *f, int bytes)
 static gpu_status cuda_launch(gpu_function *f, const unsigned grid[3], const unsigned block[3],
                               unsigned smem_bytes, gpu_stream s, void **args) {
   REQUIRE_DRIVER();
-  if (smem_bytes > 48u * 1024u && (int)smem_bytes > f->dynamic_smem_limit) {
+  /* The default dynamic limit is 48 KiB less the kernel's static shared memory, so raise it for
+   * any dynamic size not yet allowed (once per size increase), not only for sizes over 48 KiB. */
+  if (smem_bytes > 0 && (int)smem_bytes > f->dynamic_smem_limit) {
     gpu_status st = cuda_function_set_max_dynamic_smem(f, (int)smem_bytes);
     if (st != GPU_OK) return st;
   }
