@@ -12,6 +12,12 @@
 //   reductions  tb_warp_sum / tb_warp_max; tb_group_sum / tb_group_max over GROUP consecutive
 //               threads (GROUP a power of two, 32..1024) through shared memory; the argmax order
 //               tb_argmax_better (NaN largest, ties to the lowest index) and tb_group_argmax
+//   rows        tb_row_load<TPR, NV>(v, row, t, len, vec_ok, active): thread t's NV vectors of a
+//               row (vector j at element (j * TPR + t) * N), zeros where absent;
+//               tb_row_stream<T, STAGES>(x, rows, cols, smem, f) (sm_90+): persistent blocks stream
+//               rows gridDim.x apart through STAGES shared-memory slots filled by cp.async.bulk
+//               (one bulk copy per row, mbarrier completion) and call f(row_in_smem, row) on each
+//               row; STAGES rows are in flight per block while f works
 //   pointwise   tb_pointwise<NIN, T, BLOCK, UNROLL>(a, b, out, n, f): out[i] = f(a[i]) or
 //               f(a[i], b[i]) for i < n with 16-byte accesses, UNROLL vectors in flight per
 //               thread, a grid-stride loop over block-contiguous chunks, and a scalar path for
@@ -223,6 +229,108 @@ template <int tb_GROUP> TB_DEVICE void tb_group_argmax(float &v, int &i, float *
     for (int o = tb_W / 2; o > 0; o >>= 1) tb_argmax_shfl(v, i, o);
   }
 }
+
+// ---- rows --------------------------------------------------------------------------------------
+// Thread t's share of a row of len elements held by a group of tb_TPR threads: vector j covers
+// elements (j * TPR + t) * N .. + N (each warp access coalesced). Inactive rows and elements past
+// len read nothing and are zero.
+template <int tb_TPR, int tb_NV, typename tb_T>
+TB_DEVICE void tb_row_load(tb_vec<tb_T> (&v)[tb_NV], const tb_T *row, int t, int len, bool vec_ok, bool active) {
+  constexpr int tb_V = tb_vec<tb_T>::N;
+#pragma unroll
+  for (int j = 0; j < tb_NV; ++j) {
+    const int e = (j * tb_TPR + t) * tb_V;
+    v[j] = (active && e < len) ? tb_load_part(row, e, len, vec_ok) : tb_vec_zero<tb_T>();
+  }
+}
+
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+// ---- rows streamed through shared memory (sm_90: cp.async.bulk + mbarrier) --------------------
+TB_DEVICE unsigned tb_smem_u32(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+
+TB_DEVICE void tb_mbar_init(unsigned long long *bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(tb_smem_u32(bar)), "r"(count) : "memory");
+}
+
+// Arms the barrier for one phase that completes when `bytes` have landed (one arrival: ours).
+TB_DEVICE void tb_mbar_expect_tx(unsigned long long *bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(tb_smem_u32(bar)), "r"(bytes)
+               : "memory");
+}
+
+TB_DEVICE void tb_mbar_wait(unsigned long long *bar, unsigned parity) {
+  asm volatile("{\n\t.reg .pred tb_p;\n"
+               "TB_MBAR_WAIT:\n\t"
+               "mbarrier.try_wait.parity.shared::cta.b64 tb_p, [%0], %1;\n\t"
+               "@!tb_p bra TB_MBAR_WAIT;\n}" ::"r"(tb_smem_u32(bar)),
+               "r"(parity)
+               : "memory");
+}
+
+// One bulk copy global -> shared of `bytes` (a multiple of 16; both addresses 16-byte aligned),
+// completing on bar.
+TB_DEVICE void tb_bulk_load(void *dst, const void *src, unsigned bytes, unsigned long long *bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                   tb_smem_u32(dst)),
+               "l"(src), "r"(bytes), "r"(tb_smem_u32(bar))
+               : "memory");
+}
+
+// Elements of one shared-memory row slot: the row rounded up to 128 bytes.
+template <typename tb_T> TB_DEVICE long long tb_stream_slot(long long cols) {
+  return (cols * (long long)sizeof(tb_T) + 127) / 128 * 128 / (long long)sizeof(tb_T);
+}
+
+// Persistent row loop. Block b handles rows b, b + gridDim.x, ...; row i of the block lands in
+// slot i % STAGES of smem (STAGES * tb_stream_slot<T>(cols) elements, 128-byte aligned) by one
+// cp.async.bulk that thread 0 issues STAGES rows ahead, so STAGES rows per block are in flight
+// while f(row_in_smem, row) runs. f may use __syncthreads (every thread calls it for every row);
+// the slot is refilled only after a barrier that follows f. A row whose bytes are not a multiple
+// of 16, or an x that is not 16-byte aligned, is copied by all threads instead (correct, slower).
+template <typename tb_T, int tb_STAGES, typename tb_F>
+TB_DEVICE void tb_row_stream(const tb_T *__restrict__ x, long long rows, int cols, tb_T *smem, tb_F f) {
+  static_assert(tb_STAGES >= 1 && tb_STAGES <= 16, "STAGES: 1..16");
+  __shared__ alignas(8) unsigned long long tb_bars[tb_STAGES];
+  const long long slot = tb_stream_slot<tb_T>(cols);
+  const unsigned row_bytes = (unsigned)cols * (unsigned)sizeof(tb_T);
+  const bool bulk = row_bytes % 16 == 0 && tb_aligned16(x);
+  const long long G = gridDim.x;
+  if (bulk && threadIdx.x == 0) {
+#pragma unroll
+    for (int s = 0; s < tb_STAGES; ++s) tb_mbar_init(&tb_bars[s], 1);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#pragma unroll
+    for (int s = 0; s < tb_STAGES; ++s) {
+      const long long r = blockIdx.x + s * G;
+      if (r < rows) {
+        tb_mbar_expect_tx(&tb_bars[s], row_bytes);
+        tb_bulk_load(smem + s * slot, x + r * cols, row_bytes, &tb_bars[s]);
+      }
+    }
+  }
+  __syncthreads();
+  long long i = 0;
+  for (long long r = blockIdx.x; r < rows; r += G, ++i) {
+    const int s = (int)(i % tb_STAGES);
+    tb_T *srow = smem + s * slot;
+    if (bulk) {
+      tb_mbar_wait(&tb_bars[s], (unsigned)((i / tb_STAGES) & 1));
+    } else {
+      for (int e = threadIdx.x; e < cols; e += blockDim.x) srow[e] = x[r * cols + e];
+      __syncthreads();
+    }
+    f((const tb_T *)srow, r);
+    __syncthreads(); // every thread is done with the slot
+    const long long rn = r + tb_STAGES * G;
+    if (bulk && threadIdx.x == 0 && rn < rows) {
+      // the slot's generic-proxy reads are ordered before the async proxy's writes
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      tb_mbar_expect_tx(&tb_bars[s], row_bytes);
+      tb_bulk_load(srow, x + rn * cols, row_bytes, &tb_bars[s]);
+    }
+  }
+}
+#endif
 
 // ---- the point-wise driver ---------------------------------------------------------------------
 // out[i] = f(a[i]) (NIN == 1) or f(a[i], b[i]) (NIN == 2) for 0 <= i < n, f mapping T to T.

@@ -67,8 +67,9 @@ end
 
 -- 16-byte vectors hold VEC elements of each dtype.
 M.ROW_VEC = { fp32 = 4, fp16 = 8, bf16 = 8 }
-M.ROW_DEFAULT = { TPR = 0, BLOCK = 0, RPG = 1 }
-M.ROW_SPACE = { TPR = { 0, 32, 64, 128, 256, 512, 1024 }, BLOCK = { 0, 128, 256, 512, 1024 }, RPG = { 1, 2, 4 } }
+M.ROW_DEFAULT = { TPR = 0, BLOCK = 0, RPG = 1, STAGES = -1 }
+M.ROW_SPACE = { TPR = { 0, 32, 64, 128, 256, 512, 1024 }, BLOCK = { 0, 128, 256, 512, 1024 }, RPG = { 1, 2, 4 },
+                STAGES = { 0, 2, 3, 4, 6 } }
 
 -- The row layout for rows of `cols` elements: TPR threads per row, BLOCK threads per block, NV
 -- vectors per thread (the row lives in registers). TPR = 0 picks the smallest power of two from
@@ -90,6 +91,61 @@ end
 -- Rows a group of TPR threads holds at once (the RPG define; absent or 1 = one row).
 function M.row_rpg(cfg) return cfg.RPG or 1 end
 
+-- ---- the stream kernels (<name>_stream, STAGES >= 1) ----
+-- STAGES = 0 is the register kernel (<name>_cuda); STAGES = k >= 1 the stream kernel: persistent
+-- blocks, a block per row (TPR = BLOCK), k shared-memory row slots filled by cp.async.bulk (sm_90
+-- and newer). STAGES = -1 (the default) applies the operator's measured rule, t.stream =
+-- { dtypes = {fp16 = true, ...}, min_bytes = N, block = B, stages = k }: the stream kernel with
+-- BLOCK B and k slots for those dtypes where the device is sm_90 or newer and rows are whole
+-- 16-byte multiples of at least min_bytes; the register kernel otherwise (and for every case of an
+-- operator without a rule). docs/KERNELS.md has the H200 measurements behind each rule.
+local SMEM_OPTIN = 232448 -- H100/H200 per-block limit; plans check ctx.props
+local SMEM_PER_SM = 233472
+
+function M.stream_slot_bytes(cols, dtype)
+  local bytes = cols * (16 // M.ROW_VEC[dtype])
+  return (bytes + 127) // 128 * 128
+end
+
+-- The stream layout: BLOCK threads per row (0: the register layout's automatic TPR, at least
+-- 128), NV vectors per thread.
+function M.stream_layout(cols, dtype, cfg)
+  local vec = M.ROW_VEC[dtype]
+  local block = cfg.BLOCK
+  if block == 0 then block = math.max(128, (M.row_layout(cols, dtype, { TPR = 0, BLOCK = 0 }))) end
+  return block, math.max(1, (cols + block * vec - 1) // (block * vec))
+end
+
+-- Whether cfg (resolved: STAGES >= 1) can run the stream kernel on this case.
+function M.stream_fits(cols, dtype, cfg, smem_optin)
+  if (cfg.TPR or 0) ~= 0 or M.row_rpg(cfg) ~= 1 then return false end -- TPR is BLOCK, one row per block
+  local block, nv = M.stream_layout(cols, dtype, cfg)
+  if block < 128 or nv > 16 then return false end
+  if cfg.STAGES * M.stream_slot_bytes(cols, dtype) + 1024 > (smem_optin or SMEM_OPTIN) then return false end
+  return 24 + 1.5 * nv * M.ROW_VEC[dtype] <= math.min(255, 65536 // block)
+end
+
+-- The configuration the plan runs: STAGES = -1 resolved by the operator's rule (props: the
+-- device's, or nil when unknown).
+function M.row_resolve(cols, dtype, cfg, props, rule)
+  local stages = cfg.STAGES or 0
+  if stages >= 0 then return cfg end
+  local r = {}
+  for k, v in pairs(cfg) do r[k] = v end
+  r.STAGES = 0
+  if not rule or not rule.dtypes[dtype] then return r end
+  local arch_ok = props == nil or (props.cc_major or 0) >= 9
+  local row_bytes = cols * (16 // M.ROW_VEC[dtype])
+  if arch_ok and row_bytes % 16 == 0 and row_bytes >= rule.min_bytes
+      and (cfg.TPR or 0) == 0 and (cfg.BLOCK or 0) == 0 and M.row_rpg(cfg) == 1 then
+    local s = { TPR = 0, BLOCK = rule.block, RPG = 1, STAGES = rule.stages }
+    if M.stream_fits(cols, dtype, s, props and props.smem_per_block_optin) then
+      r.BLOCK, r.STAGES = rule.block, rule.stages
+    end
+  end
+  return r
+end
+
 -- Registers an RPG > 1 group needs per thread, as base + per * (RPG x NV x VEC elements), for
 -- 2- and 4-byte dtypes: upper bounds fitted to ptxas -v (sm_90) over the RPG 2 and 4 kernels of
 -- the largest case of every dtype of the five row operators, none of which they let spill
@@ -110,11 +166,37 @@ function M.row_layout_fits(cols, dtype, cfg, rpg_regs)
   return rpg * nv <= 64 and model[1] + model[2] * rpg * nv * M.ROW_VEC[dtype] <= budget
 end
 
+-- The stream kernel's plan: one persistent block per row slot set, as many blocks per SM as
+-- threads (2048), registers (64 per thread assumed) and shared memory allow.
+function M.stream_plan(t, case, ins, outs, cfg, ctx, rows, cols)
+  local props = ctx.props or {}
+  if (props.cc_major or 9) < 9 then
+    error(string.format("STAGES=%d: the stream kernel needs cp.async.bulk (sm_90 or newer); this device is sm_%d%d",
+      cfg.STAGES, props.cc_major or 0, props.cc_minor or 0), 0)
+  end
+  local optin = props.smem_per_block_optin or SMEM_OPTIN
+  if not M.stream_fits(cols, case.dtype, cfg, optin) then
+    error(string.format("STAGES=%d BLOCK=%d: %d-byte row slots do not fit this layout (TPR 0, RPG 1, %d bytes of shared memory per block)",
+      cfg.STAGES, cfg.BLOCK, M.stream_slot_bytes(cols, case.dtype), optin), 0)
+  end
+  local block, nv = M.stream_layout(cols, case.dtype, cfg)
+  local smem = cfg.STAGES * M.stream_slot_bytes(cols, case.dtype)
+  local per_sm = math.min(2048 // block, 65536 // (block * 64),
+                          (props.smem_per_sm or SMEM_PER_SM) // (smem + 1024))
+  local grid = math.max(1, math.min(rows, (props.sm_count or 132) * math.max(1, per_sm)))
+  local defines = { DTYPE = ctx.ctype(case.dtype), TPR = block, BLOCK = block, NV = nv, STAGES = cfg.STAGES }
+  local f = ctx:kernel(t.name .. ".cu", t.name .. "_stream", with(defines, t.defines))
+  return ctx.plan { { fn = f, grid = { grid }, block = { block }, smem = smem,
+                      args = t.args(ins, outs, rows, cols, ctx) } }
+end
+
 -- t = { name = "softmax", description = "...", rows_cols = function(case) -> rows, cols,
 --       args = function(ins, outs, rows, cols, ctx) -> the kernel arguments (both kernels),
 --       defines = extra defines for both kernels (optional),
 --       rpg_regs = { [2] = { base, per }, [4] = { base, per } }: the kernel's register need with
---                  RPG > 1 by dtype size (optional; ROW_RPG_REGS otherwise) }
+--                  RPG > 1 by dtype size (optional; ROW_RPG_REGS otherwise),
+--       stream = { dtypes, min_bytes, block, stages }: where the default configuration runs the
+--                stream kernel (optional; see row_resolve) }
 -- Returns reference(case, ins, outs, ctx) (one thread per row) and the `cuda` implementation.
 function M.rowwise(t)
   local function reference(case, ins, outs, ctx)
@@ -130,6 +212,10 @@ function M.rowwise(t)
     space = copy(M.ROW_SPACE),
     valid = function(case, cfg)
       local _, cols = t.rows_cols(case)
+      local stages = cfg.STAGES or 0
+      if stages > 0 then return M.stream_fits(cols, case.dtype, cfg) end
+      if stages < 0 then cfg = M.row_resolve(cols, case.dtype, cfg, nil, t.stream) end
+      if (cfg.STAGES or 0) > 0 then return true end
       return M.row_layout_fits(cols, case.dtype, cfg, t.rpg_regs)
     end,
     supports = function(case) -- the automatic layout must fit: rows up to 1024 threads x 4 vectors
@@ -138,6 +224,8 @@ function M.rowwise(t)
     end,
     plan = function(case, ins, outs, cfg, ctx)
       local rows, cols = t.rows_cols(case)
+      cfg = M.row_resolve(cols, case.dtype, cfg, ctx.props, t.stream)
+      if (cfg.STAGES or 0) > 0 then return M.stream_plan(t, case, ins, outs, cfg, ctx, rows, cols) end
       local tpr, block, nv = M.row_layout(cols, case.dtype, cfg)
       local rpg = M.row_rpg(cfg)
       local defines = { DTYPE = ctx.ctype(case.dtype), TPR = tpr, BLOCK = block, NV = nv }

@@ -26,6 +26,8 @@ local reference, cuda = oplib.rowwise {
   args = function(ins, outs, rows, cols, ctx) return { ins.x, outs.out, ctx.i32(rows), ctx.i32(cols) } end,
   -- ptxas -v (sm_90): its RPG > 1 kernels need fewer registers than the family's bound (KERNELS.md)
   rpg_regs = { [2] = { 8, 1.15 }, [4] = { 16, 1.45 } },
+  -- H200, N = 20480 (docs/KERNELS.md): fp16 22.7 us streamed (256 threads, 2 slots) vs 31.1 in registers
+  stream = { dtypes = { fp16 = true, bf16 = true }, min_bytes = 16384, block = 256, stages = 2 },
 }
 op.reference = reference
 op.implementations = { cuda = cuda }

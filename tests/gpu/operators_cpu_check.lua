@@ -5,7 +5,8 @@
 --      dtype's rounding points emulated) within the operator's tolerance;
 --   2. the `cuda` implementation, in its default configuration and in a spread of autotune
 --      candidates, verifies against the reference with tb.verify (outputs poisoned first); the
---      row-wise ones also with 2 and 4 rows per group (RPG) on row counts that leave partial groups.
+--      row-wise ones also with 2 and 4 rows per group (RPG) on row counts that leave partial groups,
+--      and their stream kernels (STAGES >= 1) with 1 to 3 slots and grids smaller than the row count.
 -- argmax also gets rows with planted ties, which must resolve to the first index.
 -- Exits 77 (skipped) where no device is present.
 -- usage: tilebench script tests/gpu/operators_cpu_check.lua [OPERATOR ...]
@@ -183,18 +184,20 @@ local CASES = {
   softmax = { dtypes = { "fp16", "fp32" },
               params = { { n_rows = 5, n_cols = 1000 }, { n_rows = 33, n_cols = 2049 }, { n_rows = 4, n_cols = 10240 },
                          { n_rows = 3, n_cols = 7 }, { n_rows = 7, n_cols = 10240 }, { n_rows = 9, n_cols = 2049 },
-                         { n_rows = 1001, n_cols = 100 } } },
+                         { n_rows = 1001, n_cols = 100 }, { n_rows = 300, n_cols = 4096 } } },
   layernorm = { dtypes = { "fp16", "bf16", "fp32" },
                 params = { { batch = 1, M = 5, K = 1001 }, { batch = 2, M = 3, K = 4096 }, { batch = 1, M = 7, K = 10240 },
-                           { batch = 1, M = 3, K = 9 }, { batch = 1, M = 9, K = 2049 }, { batch = 7, M = 143, K = 40 } } },
+                           { batch = 1, M = 3, K = 9 }, { batch = 1, M = 9, K = 2049 }, { batch = 7, M = 143, K = 40 },
+                           { batch = 2, M = 150, K = 4096 } } },
   rmsnorm = { dtypes = { "fp16", "bf16", "fp32" },
               params = { { batch = 1, M = 5, K = 1001 }, { batch = 2, M = 3, K = 4096 }, { batch = 1, M = 7, K = 10240 },
-                         { batch = 1, M = 3, K = 9 }, { batch = 1, M = 9, K = 2049 }, { batch = 7, M = 143, K = 40 } } },
+                         { batch = 1, M = 3, K = 9 }, { batch = 1, M = 9, K = 2049 }, { batch = 7, M = 143, K = 40 },
+                           { batch = 2, M = 150, K = 4096 } } },
   mean_reduction = { dtypes = { "fp16", "bf16", "fp32" },
                      params = { { M = 5, N = 1001 }, { M = 33, N = 20480 }, { M = 3, N = 17 }, { M = 7, N = 20480 },
-                                { M = 9, N = 4097 }, { M = 1001, N = 100 } } },
+                                { M = 9, N = 4097 }, { M = 1001, N = 100 }, { M = 300, N = 4096 } } },
   argmax = { dtypes = { "fp16", "fp32" }, params = { { M = 5, N = 1001 }, { M = 33, N = 20480 }, { M = 3, N = 17 },
-                                                     { M = 7, N = 20480 }, { M = 9, N = 4097 }, { M = 1001, N = 100 } } },
+                                                     { M = 7, N = 20480 }, { M = 9, N = 4097 }, { M = 1001, N = 100 }, { M = 300, N = 4096 } } },
 }
 local ORDER = { "vector_add", "mul2", "relu", "sigmoid", "swiglu", "softmax", "layernorm", "rmsnorm",
                 "mean_reduction", "argmax" }
@@ -255,6 +258,13 @@ end
 local RPG_LAYOUTS = { { TPR = 0, BLOCK = 0 }, { TPR = 32, BLOCK = 128 }, { TPR = 128, BLOCK = 512 },
                       { TPR = 256, BLOCK = 256 }, { TPR = 1024, BLOCK = 1024 } }
 
+-- Row-wise stream kernels (STAGES >= 1: persistent blocks, rows through shared-memory slots by
+-- cp.async.bulk): one slot (the barrier's phase flips every row), two and three slots, with block
+-- sizes that make the grid smaller than the row count (blocks loop over rows) and larger. Rows
+-- whose bytes are not a multiple of 16 (N = 1001, 4097 ...) take the kernel's copy fallback.
+local STREAM_LAYOUTS = { { STAGES = 1, BLOCK = 1024 }, { STAGES = 2, BLOCK = 0 }, { STAGES = 3, BLOCK = 256 },
+                         { STAGES = 2, BLOCK = 1024 } }
+
 -- A spread of the implementation's autotune candidates: the default plus every k-th valid one,
 -- plus the RPG_LAYOUTS for row-wise implementations.
 local function configs_to_try(spec, c)
@@ -266,6 +276,12 @@ local function configs_to_try(spec, c)
   local step = math.max(1, #valid // 6)
   for i = 1, #valid, step do cfgs[#cfgs + 1] = valid[i] end
   cfgs[#cfgs + 1] = valid[#valid]
+  if spec.space and spec.space.STAGES then
+    for _, l in ipairs(STREAM_LAYOUTS) do
+      local cfg = { TPR = 0, BLOCK = l.BLOCK, RPG = 1, STAGES = l.STAGES }
+      if not spec.valid or spec.valid(c, cfg) then cfgs[#cfgs + 1] = cfg end
+    end
+  end
   if spec.space and spec.space.RPG then
     for _, rpg in ipairs({ 2, 4 }) do
       for _, l in ipairs(RPG_LAYOUTS) do

@@ -55,6 +55,7 @@ describe("oplib families", function()
       name = "rowop", description = "d", rows_cols = function(case) return case.params.M, case.params.N end,
       args = function(ins, outs, rows, cols) return { ins.x, outs.out, rows, cols } end,
       defines = { EXTRA = 1 },
+      stream = { dtypes = { fp16 = true }, min_bytes = 16384, block = 256, stages = 2 },
     }
     local case = { dtype = "fp32", params = { M = 64, N = 512 } }
     local r = reference(case, { x = "X" }, { out = "Y" }, c)
@@ -75,5 +76,41 @@ describe("oplib families", function()
     case.params.M = 65             -- a tail: one more block with a single active row
     p = cuda.plan(case, { x = "X" }, { out = "Y" }, { TPR = 0, BLOCK = 0, RPG = 4 }, c)
     assert.equal(5, p[1].grid[1])
+    -- The default (STAGES = -1) follows the operator's stream rule: fp16 rows of 16 KiB and more
+    -- through 2 shared-memory slots of 256-thread persistent blocks on sm_90 (as many blocks per SM
+    -- as 64 registers a thread and the slots allow: 2 of 2 x 40 KiB).
+    c.props = { cc_major = 9, sm_count = 132, smem_per_block_optin = 232448, smem_per_sm = 233472 }
+    case.dtype, case.params.M, case.params.N = "fp16", 2048, 20480
+    p = cuda.plan(case, { x = "X" }, { out = "Y" }, cuda.default, c)
+    assert.same({ "rowop.cu", "rowop_stream" }, { calls[5][1], calls[5][2] })
+    assert.same({ 256, 256, 10, 2 }, { calls[5][3].TPR, calls[5][3].BLOCK, calls[5][3].NV, calls[5][3].STAGES })
+    assert.equal(264, p[1].grid[1])
+    assert.equal(2 * 40960, p[1].smem)
+    -- ... not before sm_90, nor for short rows, nor rows that are not whole 16-byte multiples.
+    c.props.cc_major = 8
+    p = cuda.plan(case, { x = "X" }, { out = "Y" }, cuda.default, c)
+    assert.equal("rowop_cuda", calls[6][2])
+    c.props.cc_major = 9
+    case.params.N = 8000 -- 16000 bytes: under the rule's 16 KiB
+    cuda.plan(case, { x = "X" }, { out = "Y" }, cuda.default, c)
+    assert.equal("rowop_cuda", calls[7][2])
+    case.params.N = 8193 -- not a whole number of 16-byte vectors
+    cuda.plan(case, { x = "X" }, { out = "Y" }, cuda.default, c)
+    assert.equal("rowop_cuda", calls[8][2])
+    case.dtype = "fp32" -- a dtype without a rule
+    case.params.N = 20480
+    cuda.plan(case, { x = "X" }, { out = "Y" }, cuda.default, c)
+    assert.equal("rowop_cuda", calls[9][2])
+    case.dtype = "fp16"
+    -- Explicit slots: valid only as a block per row (TPR 0, RPG 1) whose slots fit shared memory;
+    -- a grid of at most the row count.
+    case.params.M, case.params.N = 100, 20480
+    assert.is_true(cuda.valid(case, { TPR = 0, BLOCK = 512, RPG = 1, STAGES = 2 }))
+    assert.is_false(cuda.valid(case, { TPR = 256, BLOCK = 512, RPG = 1, STAGES = 2 }))
+    assert.is_false(cuda.valid(case, { TPR = 0, BLOCK = 512, RPG = 2, STAGES = 2 }))
+    assert.is_false(cuda.valid(case, { TPR = 0, BLOCK = 512, RPG = 1, STAGES = 6 })) -- 6 x 40 KiB
+    p = cuda.plan(case, { x = "X" }, { out = "Y" }, { TPR = 0, BLOCK = 512, RPG = 1, STAGES = 2 }, c)
+    assert.equal(100, p[1].grid[1])
+    assert.same({ 512, 512, 5, 2 }, { calls[10][3].TPR, calls[10][3].BLOCK, calls[10][3].NV, calls[10][3].STAGES })
   end)
 end)
