@@ -3,8 +3,17 @@
 -- first and last case of every dtype (implementations with a `source`; library ones need a
 -- GPU to plan). Fails on a compile error, a plan that names a kernel its
 -- source does not define, or an operator.lua that errors.
--- usage: tilebench script tests/compile_operator.lua OPERATOR [--all]
-local opname, all = arg[1], arg[2] == "--all"
+-- --every-case compiles the defaults of every case of the grid, not only the first and last (to
+-- warm the NVRTC cache, $TILEBENCH_CACHE_DIR, before a run on the GPU machine).
+-- --last: only the last case of each dtype (the one `tilebench run --autotune --cases last` times).
+-- usage: tilebench script tests/compile_operator.lua OPERATOR [--all] [--every-case | --last]
+local opname, all, every_case, last_only = arg[1], false, false, false
+for i = 2, #arg do
+  if arg[i] == "--all" then all = true
+  elseif arg[i] == "--every-case" then every_case = true
+  elseif arg[i] == "--last" then last_only = true
+  else error("unknown option " .. arg[i] .. " (want --all, --every-case or --last)", 0) end
+end
 local opmod = require("tilebench.operator")
 local context = require("tilebench.context")
 local runner = require("tilebench.runner")
@@ -37,6 +46,8 @@ for _, dtype in ipairs(opmod.dtypes(op)) do
   local cases = opmod.cases_of(op, dtype)
   local picks = { cases[1] }
   if #cases > 1 then picks[2] = cases[#cases] end
+  if every_case then picks = cases end
+  if last_only then picks = { cases[#cases] } end
   for _, case in ipairs(picks) do
     local ctx = context.new(op, case, { compile_only = true })
     local where = string.format("%s %s %s", opname, dtype, case.id)

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# overhead.sh: the fidelity sweep's overhead (wall time over GPU busy time, issue 3) under protocol
+# variants, each in a fresh process: the default, eager launches (graph=false), no clock probes
+# (clock_check=false), no eviction (flush=false). Per-case wall and busy times land in OUTDIR.
+# usage (repo root, GPU machine): bash bench/timing_fidelity/overhead.sh OUTDIR
+set -uo pipefail
+OUT=${1:?usage: overhead.sh OUTDIR}
+TB=${TILEBENCH:-./build/tilebench}
+HERE=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$OUT"
+NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+"$NVCC" -arch="${TB_ARCH:-sm_90}" -cubin -o "$W/fid.cubin" "$HERE/kernels.cu" || exit 1
+"$NVCC" -arch="${TB_ARCH:-sm_90}" -O2 -o "$W/fid_cases" "$HERE/kernels.cu" || exit 1
+"$W/fid_cases" --list > "$W/cases.txt" || exit 1
+for v in default graph=false clock_check=false flush=false; do
+  name=${v//=/_}
+  opt=$v; [ "$v" = default ] && opt=
+  echo "== $v"
+  "$TB" script "$HERE/fidelity.lua" "$W/fid.cubin" "$W/cases.txt" "$OUT/overhead_$name.csv" sweep $opt 2>&1
+done
