@@ -2,7 +2,8 @@
 # The runs that matter on the GPU machine, in stages, each logged. Used with the device tool:
 #   bash scripts/gpu-session.sh OUTDIR STAGE [STAGE...]
 # Stages: info, ctest (GPU tests, quick ones), ctest-slow (isolation, resume), vector_add,
-# peaks, matmul, fidelity, operators (all operators, default mode), autotune, smoke, examples.
+# peaks, matmul, fidelity, operators (all operators, default mode), autotune, smoke, examples,
+# or any other string: a bash command, logged as custom1, custom2, ...
 # Expects a build in ./build (carried from the build machine). Logs go to OUTDIR/logs/, results
 # to ./results and ./peaks; OUTDIR/session.tgz bundles logs and results for the trip back.
 set -u
@@ -56,7 +57,8 @@ for s in "$@"; do
     examples)
       stage examples bash -c "$TB script examples/plain_api.lua" ;;
     *)
-      stage "custom" bash -c "$s" ;;
+      ncustom=$(( ${ncustom:-0} + 1 ))
+      stage "custom$ncustom" bash -c "$s" ;;
   esac
 done
 
