@@ -22,7 +22,7 @@ end
 -- over TPR and BLOCK): oplib's row-wise family.
 local reference, cuda = oplib.rowwise {
   name = "argmax",
-  description = "row per TPR-thread group (warp- to block-per-row), every 16-byte load in flight, first-index ties",
+  description = "row per TPR-thread group (warp- to block-per-row), every 16-byte load in flight, first-index ties; or rows streamed through shared memory by cp.async.bulk (STAGES slots, persistent blocks; default: the operator's stream rule)",
   rows_cols = rows_cols,
   args = function(ins, outs, rows, cols, ctx) return { ins.x, outs.out, ctx.i32(rows), ctx.i32(cols) } end,
   -- H200, N = 20480 (docs/KERNELS.md): fp16 56.0 / fp32 53.4 us streamed (automatic block, 2 slots) vs 73.5 / 63.9

@@ -21,7 +21,7 @@ end
 -- over TPR and BLOCK): oplib's row-wise family.
 local reference, cuda = oplib.rowwise {
   name = "mean_reduction",
-  description = "row per TPR-thread group (warp- to block-per-row), every 16-byte load in flight, fp32 sum",
+  description = "row per TPR-thread group (warp- to block-per-row), every 16-byte load in flight, fp32 sum; or rows streamed through shared memory by cp.async.bulk (STAGES slots, persistent blocks; default: the operator's stream rule)",
   rows_cols = rows_cols,
   args = function(ins, outs, rows, cols, ctx) return { ins.x, outs.out, ctx.i32(rows), ctx.i32(cols) } end,
   -- ptxas -v (sm_90): its RPG > 1 kernels need fewer registers than the family's bound (KERNELS.md)

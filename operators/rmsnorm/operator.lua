@@ -31,7 +31,7 @@ end
 -- over TPR and BLOCK): oplib's row-wise family.
 local reference, cuda = oplib.rowwise {
   name = "rmsnorm",
-  description = "row in registers per TPR-thread group (warp- to block-per-row), one sum-of-squares reduction, one pass",
+  description = "row in registers per TPR-thread group (warp- to block-per-row), one sum-of-squares reduction, one pass; or rows streamed through shared memory by cp.async.bulk (STAGES slots, persistent blocks; default: the operator's stream rule)",
   rows_cols = rows_cols,
   args = function(ins, outs, rows, cols, ctx) return { ins.x, ins.rms_w, outs.out, ctx.i32(rows), ctx.i32(cols), ctx.f32(EPS) } end,
   -- ptxas -v (sm_90): its RPG > 1 kernels need fewer registers than the family's bound (KERNELS.md)

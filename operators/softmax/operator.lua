@@ -21,7 +21,7 @@ end
 -- over TPR and BLOCK): oplib's row-wise family.
 local reference, cuda = oplib.rowwise {
   name = "softmax",
-  description = "row in registers per TPR-thread group (warp- to block-per-row), max/sum reductions, one pass",
+  description = "row in registers per TPR-thread group (warp- to block-per-row), max/sum reductions, one pass; or rows streamed through shared memory by cp.async.bulk (STAGES slots, persistent blocks; default: the operator's stream rule)",
   rows_cols = rows_cols,
   args = function(ins, outs, rows, cols, ctx) return { ins.x, outs.out, ctx.i32(rows), ctx.i32(cols) } end,
   -- H200, n_cols = 10240 (docs/KERNELS.md): fp16 37.7 us streamed (automatic block, 2 slots) vs 41.0 in registers
