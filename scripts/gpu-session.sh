@@ -14,7 +14,9 @@ ROOT=$PWD
 TB=$ROOT/build/tilebench
 LOGS=$OUTDIR/logs
 mkdir -p "$LOGS"
-# The NVRTC cache travels inside the carried build (warmed on the build machine: same NVRTC).
+# The NVRTC cache travels inside the carried build, warmed on the build machine (same NVRTC), e.g.
+#   TILEBENCH_CACHE_DIR=$PWD/build/run-cache build/tilebench compile --operator A,B [--autotune --cases last]
+# then carry build/tilebench and that folder and set TILEBENCH_CACHE_DIR to it here.
 export TILEBENCH_CACHE_DIR=${TILEBENCH_CACHE_DIR:-$ROOT/build/test-cache}
 export PYTHONUNBUFFERED=1
 summary=$OUTDIR/summary.txt

@@ -5,8 +5,8 @@ local options = require("tilebench.options")
 local M = {}
 
 -- Subcommands in the order --help lists them; each lives in lua/tilebench/cmd/<name>.lua.
-local commands = { "run", "merge", "list", "show", "devices", "peaks", "aggregate", "report", "compare",
-                   "script", "worker" }
+local commands = { "run", "compile", "merge", "list", "show", "devices", "peaks", "aggregate", "report",
+                   "compare", "script", "worker" }
 
 local function load_command(name)
   local ok, mod = pcall(require, "tilebench.cmd." .. name)

@@ -96,11 +96,13 @@ end
 function M.help(spec)
   local lines = {}
   for _, o in ipairs(spec) do
+    if o.hidden then goto continue end -- internal (parent-to-child) options
     local left = "--" .. o.name
     if o.type ~= "flag" then left = left .. " " .. (o.metavar or o.type:upper()) end
     local desc = o.desc or ""
     if o.default ~= nil and o.type ~= "flag" then desc = desc .. " (default " .. tostring(o.default) .. ")" end
     lines[#lines + 1] = string.format("  %-26s %s", left, desc)
+    ::continue::
   end
   return table.concat(lines, "\n")
 end

@@ -1,0 +1,119 @@
+-- cmd/compile.lua: `tilebench compile [CAMPAIGN.lua] [--operator A,B] [run's selection options]
+-- [--jobs N]`: compiles, without a GPU, every kernel the same `tilebench run` would compile, in N
+-- processes at once, into the NVRTC cache ($TILEBENCH_CACHE_DIR). Run it before a run on a
+-- machine whose GPU time is dear: the run then loads every kernel from the cache. A kernel that
+-- does not compile is reported with its operator, case and configuration (exit 1).
+local options = require("tilebench.options")
+local sys = require("tb.sys")
+
+local M = {}
+M.summary = "compile (NVRTC, no GPU) the kernels a run would use, in parallel, into the cache"
+
+local function positive(v) if v > 0 then return true end return false, "must be > 0" end
+
+-- The selection options are run's own (same meaning, same checks).
+local SELECT = { operator = true, dtype = true, impl = true, cases = true, mode = true, autotune = true,
+                 shard = true }
+local function build_spec()
+  local spec = {}
+  for _, o in ipairs(require("tilebench.cmd.run").spec) do
+    if SELECT[o.name] then spec[#spec + 1] = o end
+  end
+  spec[#spec + 1] = { name = "jobs", type = "integer", metavar = "N", validate = positive,
+                      desc = "compile in N processes at once (default: the CPUs this process may use)" }
+  spec[#spec + 1] = { name = "quiet", type = "flag", desc = "print only failures and the summary" }
+  spec[#spec + 1] = { name = "part", type = "string", metavar = "K/N", hidden = true,
+                      desc = "(internal) compile the units k, k+N, ... and report them on stdout" }
+  return spec
+end
+M.spec = build_spec()
+M.usage = "usage: tilebench compile [CAMPAIGN.lua] [--operator A,B] [--autotune] [--cases SPEC] [--jobs N]\n\n"
+  .. "Compiles with NVRTC (no GPU needed) every kernel `tilebench run` with the same campaign and\n"
+  .. "selection would compile: references, default configurations, and with --autotune every valid\n"
+  .. "candidate, as plans made for an H200. Kernels land in the NVRTC cache ($TILEBENCH_CACHE_DIR).\n\n"
+  .. "options:\n" .. options.help(M.spec) .. "\n"
+
+local function cpu_count()
+  local f = io.popen("getconf _NPROCESSORS_ONLN 2>/dev/null")
+  local n = f and tonumber(f:read("l") or "")
+  if f then f:close() end
+  return math.max(1, math.floor(n or 1))
+end
+
+-- A child: compiles its share and writes one line per failure and a last "done" line.
+local function run_part(units, k, n)
+  local pre = require("tilebench.precompile")
+  local out = sys.claim_stdout() -- drivers and print() go to stderr; this channel stays clean
+  local kernels, done = 0, 0
+  for i = k, #units, n do
+    local nk, err = pre.compile_unit(units[i])
+    if nk then
+      kernels, done = kernels + nk, done + 1
+    else
+      if not os.getenv("TILEBENCH_TRACEBACK") then err = err:gsub("\nstack traceback:.*", "") end
+      out:write("fail\t", pre.describe(units[i]), "\t", (err:gsub("%s+", " ")), "\n")
+    end
+    out:write("unit\t", i, "\n")
+    out:flush()
+  end
+  out:write(string.format("done\t%d\t%d\n", done, kernels))
+  out:flush()
+  return 0
+end
+
+function M.run(args)
+  local opts, pos = options.parse(args, M.spec, "compile")
+  local run = require("tilebench.cmd.run")
+  local _, items = run.plan(opts, pos)
+  local units = require("tilebench.precompile").units(items)
+  if opts.part then
+    local k, n = opts.part:match("^(%d+)/(%d+)$")
+    k, n = tonumber(k), tonumber(n)
+    if not k or k < 1 or k > n then options.usage_error("option --part: want K/N with 1 <= K <= N") end
+    return run_part(units, k, n)
+  end
+  if #units == 0 then options.usage_error("compile: nothing to compile (no case matches)") end
+  local jobs = math.min(opts.jobs or cpu_count(), #units)
+  local t0 = sys.monotonic()
+  local procs = {}
+  for k = 1, jobs do
+    local argv = { sys.exe(), "compile" }
+    for _, a in ipairs(args) do argv[#argv + 1] = a end
+    argv[#argv + 1] = "--part"
+    argv[#argv + 1] = string.format("%d/%d", k, jobs)
+    procs[k] = sys.spawn(argv, { stderr = "pipe" })
+  end
+  local failures, done, kernels, finished, problems = {}, 0, 0, 0, {}
+  for k, p in ipairs(procs) do
+    local got_done = false
+    while true do
+      local line = p:read_line()
+      if not line then break end
+      local kind, a, b = line:match("^(%a+)\t([^\t]*)\t?(.*)$")
+      if kind == "fail" then
+        failures[#failures + 1] = a .. ": " .. b
+        if not opts.quiet then io.stderr:write("FAIL ", a, ": ", b, "\n") end
+      elseif kind == "unit" then
+        finished = finished + 1
+        if not opts.quiet and sys.isatty(2) then
+          io.stderr:write(string.format("\r%d/%d plans", finished, #units))
+        end
+      elseif kind == "done" then
+        done, kernels, got_done = done + tonumber(a), kernels + tonumber(b), true
+      end
+    end
+    local how, code = p:wait()
+    if not got_done or how ~= "exit" or code ~= 0 then
+      problems[#problems + 1] = string.format("compile process %d/%d ended (%s %s) before finishing:\n%s", k, jobs,
+        tostring(how), tostring(code), p:stderr_tail(10))
+    end
+    p:close()
+  end
+  if not opts.quiet and sys.isatty(2) then io.stderr:write("\n") end
+  for _, msg in ipairs(problems) do io.stderr:write(msg, "\n") end
+  io.write(string.format("compiled %d plans (%d kernels) of %d in %.1f s with %d processes; %d failed\n", done,
+    kernels, #units, sys.monotonic() - t0, jobs, #failures))
+  return (#failures == 0 and #problems == 0) and 0 or 1
+end
+
+return M

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# `tilebench compile` (NVRTC, no GPU): fills the NVRTC cache with what the same `run` would
+# compile, in several processes; a second call finds everything cached; --autotune covers every
+# valid candidate; a kernel that does not compile fails the command (exit 1) with the operator,
+# case and configuration named, while the other plans still compile; a bad option is a usage
+# error (exit 2).
+set -u
+TB=${TILEBENCH:?}
+HOME_DIR=${TILEBENCH_HOME:?}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export TILEBENCH_CACHE_DIR="$work/cache"
+fail=0
+expect() { # status, pattern, args...
+  local want=$1 pat=$2; shift 2
+  local out rc
+  out=$("$TB" compile "$@" 2>&1); rc=$?
+  if [ "$rc" -ne "$want" ] || ! grep -qE -- "$pat" <<<"$out"; then
+    echo "FAIL compile $* -> rc=$rc (want $want, /$pat/), output: $out"; fail=1
+  else
+    echo "ok   compile $* -> $rc"
+  fi
+}
+cd "$HOME_DIR"
+# vector_add, first case of each of its 4 dtypes: a reference and a default plan each.
+expect 0 "^compiled 8 plans \(8 kernels\) of 8 in .* with 2 processes; 0 failed" --operator vector_add --cases first --jobs 2
+n=$(ls "$TILEBENCH_CACHE_DIR" | wc -l)
+if [ "$n" -lt 2 ]; then echo "FAIL the cache holds $n files"; fail=1; else echo "ok   the cache holds $n files"; fi
+expect 0 "^compiled 8 plans .* 0 failed" --operator vector_add --cases first --jobs 3
+[ "$(ls "$TILEBENCH_CACHE_DIR" | wc -l)" -eq "$n" ] && echo "ok   nothing new compiled" || { echo "FAIL recompiled"; fail=1; }
+# --autotune: the reference plus every valid candidate (fp32, last case: 32 candidates)
+expect 0 "^compiled 33 plans \(33 kernels\) of 33 .* 0 failed" --operator vector_add --dtype fp32 --cases last --autotune --jobs 2
+# A kernel source that does not compile: named, exit 1, the rest compiled.
+mkdir -p "$work/ops"
+cp -r tests/fixtures/operators/broken_oob_write "$work/ops/broken_compile"
+sed -i 's/broken_oob_write/broken_compile/g' "$work/ops/broken_compile/operator.lua"
+mv "$work/ops/broken_compile/broken_oob_write.cu" "$work/ops/broken_compile/broken_compile.cu"
+printf '\nextern "C" __global__ void not_c(float *p) { p[0] = undeclared_name; }\n' >> "$work/ops/broken_compile/broken_compile.cu"
+TILEBENCH_OPERATOR_PATH="$work/ops" expect 1 "broken_compile .* (good|broken|reference).*undeclared_name" --operator broken_compile --jobs 2
+out=$(TILEBENCH_OPERATOR_PATH="$work/ops" "$TB" compile --operator broken_compile --jobs 2 2>&1)
+grep -qE "^compiled 0 plans .* failed" <<<"$out" && echo "ok   failures counted" || { echo "FAIL summary: $out"; fail=1; }
+expect 2 "unknown operator" --operator no_such_op
+expect 2 "jobs" --operator vector_add --jobs 0
+exit $fail
