@@ -14,6 +14,7 @@
 //               tb_argmax_better (NaN largest, ties to the lowest index) and tb_group_argmax
 //   rows        tb_row_load<TPR, NV>(v, row, t, len, vec_ok, active): thread t's NV vectors of a
 //               row (vector j at element (j * TPR + t) * N), zeros where absent;
+//               tb_for_elems<N>(active, e, len, f): f(k) for a vector's elements in the row;
 //               tb_row_stream<T, STAGES>(x, rows, cols, smem, f) (sm_90+): persistent blocks stream
 //               rows gridDim.x apart through STAGES shared-memory slots filled by cp.async.bulk
 //               (one bulk copy per row, mbarrier completion) and call f(row_in_smem, row) on each
@@ -241,6 +242,22 @@ TB_DEVICE void tb_row_load(tb_vec<tb_T> (&v)[tb_NV], const tb_T *row, int t, int
   for (int j = 0; j < tb_NV; ++j) {
     const int e = (j * tb_TPR + t) * tb_V;
     v[j] = (active && e < len) ? tb_load_part(row, e, len, vec_ok) : tb_vec_zero<tb_T>();
+  }
+}
+
+// f(k) for the elements k = 0 .. N-1 of the vector at element e of a row of len elements that
+// lie in the row (none when !active): one bound check for a whole vector, then an unmasked loop;
+// the per-element check only for a row's last, partial vector. f sees the same k in the same
+// order as a loop that checks every element (the row kernels' FULLVEC = 1 path).
+template <int tb_N, typename tb_F>
+TB_DEVICE void tb_for_elems(bool active, int e, int len, tb_F f) {
+  if (active && e + tb_N <= len) {
+#pragma unroll
+    for (int k = 0; k < tb_N; ++k) f(k);
+  } else {
+#pragma unroll
+    for (int k = 0; k < tb_N; ++k)
+      if (active && e + k < len) f(k);
   }
 }
 

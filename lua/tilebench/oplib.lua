@@ -67,9 +67,11 @@ end
 
 -- 16-byte vectors hold VEC elements of each dtype.
 M.ROW_VEC = { fp32 = 4, fp16 = 8, bf16 = 8 }
-M.ROW_DEFAULT = { TPR = 0, BLOCK = 0, RPG = 1, STAGES = -1 }
+M.ROW_DEFAULT = { TPR = 0, BLOCK = 0, RPG = 1, STAGES = -1, FULLVEC = 0 }
 M.ROW_SPACE = { TPR = { 0, 32, 64, 128, 256, 512, 1024 }, BLOCK = { 0, 128, 256, 512, 1024 }, RPG = { 1, 2, 4 },
-                STAGES = { 0, 2, 3, 4, 6 } }
+                STAGES = { 0, 2, 3, 4, 6 }, FULLVEC = { 0, 1 } }
+-- FULLVEC = 1 compiles the kernels' bound checks per whole 16-byte vector instead of per element
+-- (tb_for_elems: the same arithmetic in the same order); 0 passes no define, the measured kernels.
 
 -- The row layout for rows of `cols` elements: TPR threads per row, BLOCK threads per block, NV
 -- vectors per thread (the row lives in registers). TPR = 0 picks the smallest power of two from
@@ -185,6 +187,7 @@ function M.stream_plan(t, case, ins, outs, cfg, ctx, rows, cols)
                           (props.smem_per_sm or SMEM_PER_SM) // (smem + 1024))
   local grid = math.max(1, math.min(rows, (props.sm_count or 132) * math.max(1, per_sm)))
   local defines = { DTYPE = ctx.ctype(case.dtype), TPR = block, BLOCK = block, NV = nv, STAGES = cfg.STAGES }
+  if (cfg.FULLVEC or 0) ~= 0 then defines.FULLVEC = 1 end
   local f = ctx:kernel(t.name .. ".cu", t.name .. "_stream", with(defines, t.defines))
   return ctx.plan { { fn = f, grid = { grid }, block = { block }, smem = smem,
                       args = t.args(ins, outs, rows, cols, ctx) } }
@@ -231,6 +234,7 @@ function M.rowwise(t)
       local defines = { DTYPE = ctx.ctype(case.dtype), TPR = tpr, BLOCK = block, NV = nv }
       -- RPG 1 passes no define (the kernels default to 1): the same kernels as before RPG existed.
       if rpg > 1 then defines.RPG = rpg end
+      if (cfg.FULLVEC or 0) ~= 0 then defines.FULLVEC = 1 end
       local f = ctx:kernel(t.name .. ".cu", t.name .. "_cuda", with(defines, t.defines))
       return ctx.plan { { fn = f, grid = { ctx.cdiv(rows, block // tpr * rpg) }, block = { block },
                           args = t.args(ins, outs, rows, cols, ctx) } }

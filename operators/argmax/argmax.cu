@@ -14,6 +14,9 @@
 #ifndef RPG
 #define RPG 1
 #endif
+#ifndef FULLVEC // 1: one bound check per whole vector (tb_for_elems); 0: per element, as measured
+#define FULLVEC 0
+#endif
 
 TB_DEVICE void argmax_row(const tb_vec<DTYPE> (&v)[NV], bool active, long long row, int t, int cols,
                           int64_t *__restrict__ out, float *red_v, int *red_i) {
@@ -23,6 +26,15 @@ TB_DEVICE void argmax_row(const tb_vec<DTYPE> (&v)[NV], bool active, long long r
 #pragma unroll
   for (int j = 0; j < NV; ++j) {
     const int e = (j * TPR + t) * V;
+#if FULLVEC
+    tb_for_elems<V>(active, e, cols, [&](int k) {
+      const float f = tb_to_float(v[j].v[k]);
+      if (tb_argmax_better(f, e + k, best, best_i)) {
+        best = f;
+        best_i = e + k;
+      }
+    });
+#else
 #pragma unroll
     for (int k = 0; k < V; ++k) {
       const float f = tb_to_float(v[j].v[k]);
@@ -31,6 +43,7 @@ TB_DEVICE void argmax_row(const tb_vec<DTYPE> (&v)[NV], bool active, long long r
         best_i = e + k;
       }
     }
+#endif
   }
   tb_group_argmax<TPR>(best, best_i, red_v, red_i);
   if (active && t == 0) out[row] = best_i;

@@ -15,6 +15,9 @@
 #ifndef RPG
 #define RPG 1
 #endif
+#ifndef FULLVEC // 1: one bound check per whole vector (tb_for_elems); 0: per element, as measured
+#define FULLVEC 0
+#endif
 
 TB_DEVICE void layernorm_row(const tb_vec<DTYPE> (&v)[NV], bool active, const DTYPE *__restrict__ w,
                              const DTYPE *__restrict__ b, DTYPE *__restrict__ yr, int t, int cols, float eps,
@@ -24,20 +27,31 @@ TB_DEVICE void layernorm_row(const tb_vec<DTYPE> (&v)[NV], bool active, const DT
 #pragma unroll
   for (int j = 0; j < NV; ++j) {
     const int e = (j * TPR + t) * V;
+#if FULLVEC
+    tb_for_elems<V>(active, e, cols, [&](int k) { s += tb_to_float(v[j].v[k]); });
+#else
 #pragma unroll
     for (int k = 0; k < V; ++k)
       if (active && e + k < cols) s += tb_to_float(v[j].v[k]);
+#endif
   }
   const float mean = tb_group_sum<TPR>(s, red_mean) / cols;
   float d2 = 0.0f;
 #pragma unroll
   for (int j = 0; j < NV; ++j) {
     const int e = (j * TPR + t) * V;
+#if FULLVEC
+    tb_for_elems<V>(active, e, cols, [&](int k) {
+      const float d = tb_to_float(v[j].v[k]) - mean;
+      d2 += d * d;
+    });
+#else
 #pragma unroll
     for (int k = 0; k < V; ++k) {
       const float d = tb_to_float(v[j].v[k]) - mean;
       if (active && e + k < cols) d2 += d * d;
     }
+#endif
   }
   const float var = tb_group_sum<TPR>(d2, red_var) / cols;
   const float rstd = rsqrtf(var + eps);

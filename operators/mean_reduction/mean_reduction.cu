@@ -15,6 +15,9 @@
 #ifndef RPG
 #define RPG 1
 #endif
+#ifndef FULLVEC // 1: one bound check per whole vector (tb_for_elems); 0: per element, as measured
+#define FULLVEC 0
+#endif
 
 // Thread t's part of one row held in registers (v from tb_row_load); writes out[row].
 TB_DEVICE void mean_reduction_row(const tb_vec<DTYPE> (&v)[NV], bool active, long long row, int t, int cols,
@@ -25,9 +28,13 @@ TB_DEVICE void mean_reduction_row(const tb_vec<DTYPE> (&v)[NV], bool active, lon
   for (int j = 0; j < NV; ++j) {
     const int e = (j * TPR + t) * V;
     float sj = 0.0f;   // per-vector partial sums: shorter dependency chains
+#if FULLVEC
+    tb_for_elems<V>(active, e, cols, [&](int k) { sj += tb_to_float(v[j].v[k]); });
+#else
 #pragma unroll
     for (int k = 0; k < V; ++k)
       if (active && e + k < cols) sj += tb_to_float(v[j].v[k]);
+#endif
     s += sj;
   }
   s = tb_group_sum<TPR>(s, red);

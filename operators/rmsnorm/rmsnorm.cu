@@ -15,6 +15,9 @@
 #ifndef RPG
 #define RPG 1
 #endif
+#ifndef FULLVEC // 1: one bound check per whole vector (tb_for_elems); 0: per element, as measured
+#define FULLVEC 0
+#endif
 
 TB_DEVICE void rmsnorm_row(const tb_vec<DTYPE> (&v)[NV], bool active, const DTYPE *__restrict__ w,
                            DTYPE *__restrict__ yr, int t, int cols, float eps, bool vec_ok, float *red) {
@@ -23,11 +26,18 @@ TB_DEVICE void rmsnorm_row(const tb_vec<DTYPE> (&v)[NV], bool active, const DTYP
 #pragma unroll
   for (int j = 0; j < NV; ++j) {
     const int e = (j * TPR + t) * V;
+#if FULLVEC
+    tb_for_elems<V>(active, e, cols, [&](int k) {
+      const float f = tb_to_float(v[j].v[k]);
+      ss += f * f;
+    });
+#else
 #pragma unroll
     for (int k = 0; k < V; ++k) {
       const float f = tb_to_float(v[j].v[k]);
       if (active && e + k < cols) ss += f * f;
     }
+#endif
   }
   const float rstd = rsqrtf(tb_group_sum<TPR>(ss, red) / cols + eps);
 

@@ -17,6 +17,9 @@
 #ifndef RPG
 #define RPG 1
 #endif
+#ifndef FULLVEC // 1: one bound check per whole vector (tb_for_elems); 0: per element, as measured
+#define FULLVEC 0
+#endif
 
 // Thread t's part of one row in registers; yr is the row's output (vec_ok: 16-byte stores allowed).
 TB_DEVICE void softmax_row(const tb_vec<DTYPE> (&v)[NV], bool active, DTYPE *__restrict__ yr, int t, int cols,
@@ -26,9 +29,13 @@ TB_DEVICE void softmax_row(const tb_vec<DTYPE> (&v)[NV], bool active, DTYPE *__r
 #pragma unroll
   for (int j = 0; j < NV; ++j) {
     const int e = (j * TPR + t) * V;
+#if FULLVEC
+    tb_for_elems<V>(active, e, cols, [&](int k) { m = fmaxf(m, tb_to_float(v[j].v[k])); });
+#else
 #pragma unroll
     for (int k = 0; k < V; ++k)
       if (active && e + k < cols) m = fmaxf(m, tb_to_float(v[j].v[k]));
+#endif
   }
   m = tb_group_max<TPR>(m, red_max);
 
@@ -36,9 +43,13 @@ TB_DEVICE void softmax_row(const tb_vec<DTYPE> (&v)[NV], bool active, DTYPE *__r
 #pragma unroll
   for (int j = 0; j < NV; ++j) {
     const int e = (j * TPR + t) * V;
+#if FULLVEC
+    tb_for_elems<V>(active, e, cols, [&](int k) { s += __expf(tb_to_float(v[j].v[k]) - m); });
+#else
 #pragma unroll
     for (int k = 0; k < V; ++k)
       if (active && e + k < cols) s += __expf(tb_to_float(v[j].v[k]) - m);
+#endif
   }
   s = tb_group_sum<TPR>(s, red_sum);
   const float inv = 1.0f / s;

@@ -6,7 +6,8 @@
 --   2. the `cuda` implementation, in its default configuration and in a spread of autotune
 --      candidates, verifies against the reference with tb.verify (outputs poisoned first); the
 --      row-wise ones also with 2 and 4 rows per group (RPG) on row counts that leave partial groups,
---      and their stream kernels (STAGES >= 1) with 1 to 3 slots and grids smaller than the row count.
+--      and their stream kernels (STAGES >= 1) with 1 to 3 slots and grids smaller than the row count,
+--      and with FULLVEC = 1 (bound checks per vector) in both kernel families.
 -- argmax also gets rows with planted ties, which must resolve to the first index.
 -- Exits 77 (skipped) where no device is present.
 -- usage: tilebench script tests/gpu/operators_cpu_check.lua [OPERATOR ...]
@@ -265,6 +266,11 @@ local RPG_LAYOUTS = { { TPR = 0, BLOCK = 0 }, { TPR = 32, BLOCK = 128 }, { TPR =
 local STREAM_LAYOUTS = { { STAGES = 1, BLOCK = 1024 }, { STAGES = 2, BLOCK = 0 }, { STAGES = 3, BLOCK = 256 },
                          { STAGES = 2, BLOCK = 1024 } }
 
+-- FULLVEC = 1 (one bound check per whole vector): the automatic register layout, a warp per row
+-- with 2 rows per group, and the stream kernel with 2 slots.
+local FULLVEC_LAYOUTS = { { TPR = 0, BLOCK = 0, RPG = 1, STAGES = 0 }, { TPR = 32, BLOCK = 128, RPG = 2, STAGES = 0 },
+                          { TPR = 0, BLOCK = 0, RPG = 1, STAGES = 2 } }
+
 -- A spread of the implementation's autotune candidates: the default plus every k-th valid one,
 -- plus the RPG_LAYOUTS for row-wise implementations.
 local function configs_to_try(spec, c)
@@ -279,6 +285,12 @@ local function configs_to_try(spec, c)
   if spec.space and spec.space.STAGES then
     for _, l in ipairs(STREAM_LAYOUTS) do
       local cfg = { TPR = 0, BLOCK = l.BLOCK, RPG = 1, STAGES = l.STAGES }
+      if not spec.valid or spec.valid(c, cfg) then cfgs[#cfgs + 1] = cfg end
+    end
+  end
+  if spec.space and spec.space.FULLVEC then -- bound checks per vector: each kernel family once more
+    for _, l in ipairs(FULLVEC_LAYOUTS) do
+      local cfg = { TPR = l.TPR, BLOCK = l.BLOCK, RPG = l.RPG, STAGES = l.STAGES, FULLVEC = 1 }
       if not spec.valid or spec.valid(c, cfg) then cfgs[#cfgs + 1] = cfg end
     end
   end

@@ -69,6 +69,10 @@ describe("oplib families", function()
     assert.is_nil(calls[2][3].RPG)   -- RPG 1 (the default) passes no define: the kernels as before
     assert.is_true(cuda.supports(case))
     assert.equal(1, cuda.default.RPG)
+    assert.is_nil(calls[2][3].FULLVEC) -- FULLVEC 0 (the default) passes no define either
+    cuda.plan(case, { x = "X" }, { out = "Y" }, { TPR = 0, BLOCK = 0, RPG = 1, STAGES = 0, FULLVEC = 1 }, c)
+    assert.equal(1, calls[3][3].FULLVEC)
+    table.remove(calls, 3)
     -- RPG rows per group: the RPG define, and a block of BLOCK / TPR * RPG rows.
     p = cuda.plan(case, { x = "X" }, { out = "Y" }, { TPR = 0, BLOCK = 0, RPG = 4 }, c)
     assert.same({ 32, 128, 4, 4 }, { calls[3][3].TPR, calls[3][3].BLOCK, calls[3][3].NV, calls[3][3].RPG })
