@@ -2,7 +2,8 @@
 -- implementation's default configuration (and, with --all, every autotune candidate), for the
 -- first and last case of every dtype (implementations with a `source`; library ones need a
 -- GPU to plan). Fails on a compile error, a plan that names a kernel its
--- source does not define, or an operator.lua that errors.
+-- source does not define, or an operator.lua that errors. The plans are tilebench.precompile's,
+-- the ones `tilebench compile` makes.
 -- --every-case compiles the defaults of every case of the grid, not only the first and last (to
 -- warm the NVRTC cache, $TILEBENCH_CACHE_DIR, before a run on the GPU machine).
 -- --last: only the last case of each dtype (the one `tilebench run --autotune --cases last` times).
@@ -15,33 +16,10 @@ for i = 2, #arg do
   else error("unknown option " .. arg[i] .. " (want --all, --every-case or --last)", 0) end
 end
 local opmod = require("tilebench.operator")
-local context = require("tilebench.context")
-local runner = require("tilebench.runner")
+local pre = require("tilebench.precompile")
 
 local op = opmod.load(opname)
-local compiled, failures = 0, {}
-
-local function check_steps(where, case, steps)
-  if type(steps) ~= "table" then
-    failures[#failures + 1] = where .. ": plan returned " .. type(steps)
-    return
-  end
-  for i, step in ipairs(steps) do
-    if step.fn then
-      if type(step.fn) ~= "table" or not step.fn.compiled then
-        failures[#failures + 1] = string.format("%s: step %d has no compiled kernel", where, i)
-      else
-        compiled = compiled + 1
-      end
-    end
-  end
-end
-
-local function try(where, f)
-  local ok, err = xpcall(f, debug.traceback)
-  if not ok then failures[#failures + 1] = where .. ": " .. tostring(err) end
-end
-
+local items = {}
 for _, dtype in ipairs(opmod.dtypes(op)) do
   local cases = opmod.cases_of(op, dtype)
   local picks = { cases[1] }
@@ -49,31 +27,15 @@ for _, dtype in ipairs(opmod.dtypes(op)) do
   if every_case then picks = cases end
   if last_only then picks = { cases[#cases] } end
   for _, case in ipairs(picks) do
-    local ctx = context.new(op, case, { compile_only = true })
-    local where = string.format("%s %s %s", opname, dtype, case.id)
-    try(where .. " reference", function()
-      local ins = op.module.inputs(case, ctx)
-      local refs = op.module.outputs(case, ins, ctx)
-      check_steps(where .. " reference", case, op.module.reference(case, ins, refs, ctx))
-      for _, impl in ipairs(op.impls) do
-        local spec = op.module.implementations[impl]
-        local supported = true
-        if spec.supports then supported = spec.supports(case, ctx) end
-        -- Library implementations (no kernel source of their own) need a GPU to plan.
-        if supported and (spec.source or spec.sources) then
-          local cfgs = all and runner.candidates(spec) or { spec.default or {} }
-          for _, cfg in ipairs(cfgs) do
-            if not spec.valid or spec.valid(case, cfg) then
-              try(where .. " " .. impl .. " {" .. runner.config_string(cfg) .. "}", function()
-                local outs = op.module.outputs(case, ins, ctx)
-                check_steps(where .. " " .. impl, case, spec.plan(case, ins, outs, cfg, ctx))
-              end)
-            end
-          end
-        end
-      end
-    end)
+    items[#items + 1] = { operator = opname, dtype = dtype, mode = all and "autotune" or "default", _case = case,
+                          impls = op.impls }
   end
+end
+
+local compiled, failures = 0, {}
+for _, u in ipairs(pre.units(items)) do
+  local n, err = pre.compile_unit(u)
+  if n then compiled = compiled + n else failures[#failures + 1] = pre.describe(u) .. ": " .. err end
 end
 
 if #failures > 0 then

@@ -23,9 +23,10 @@ function M.units(items)
     if not seen[key] then
       seen[key] = true
       units[#units + 1] = { op = op, case = case, dtype = it.dtype }
+      local ctx = context.new(op, case, { compile_only = true })
       for _, impl in ipairs(it.impls or op.impls) do
         local spec = op.module.implementations[impl]
-        if spec and (spec.source or spec.sources) and (not spec.supports or spec.supports(case)) then
+        if spec and (spec.source or spec.sources) and (not spec.supports or spec.supports(case, ctx)) then
           local cfgs = it.mode == "autotune" and runner.candidates(spec) or { spec.default or {} }
           for _, cfg in ipairs(cfgs) do
             if not spec.valid or spec.valid(case, cfg) then
@@ -34,6 +35,7 @@ function M.units(items)
           end
         end
       end
+      ctx:close()
     end
   end
   return units
@@ -44,7 +46,8 @@ function M.describe(u)
   return string.format("%s %s %s %s", u.op.name, u.dtype, tostring(u.case.id), what)
 end
 
--- Compiles one unit's plan. Returns the number of kernels its plan has, or nil and the error.
+-- Compiles one unit's plan. Returns the number of kernels its plan has, or nil and the error
+-- (also when the plan is not a step list, or a step names a kernel its source does not define).
 function M.compile_unit(u)
   local ctx = context.new(u.op, u.case, { compile_only = true })
   local ok, res = xpcall(function()
@@ -56,9 +59,15 @@ function M.compile_unit(u)
     else
       steps = u.op.module.reference(u.case, ins, outs, ctx)
     end
+    if type(steps) ~= "table" then error("plan returned " .. type(steps), 0) end
     local n = 0
-    for _, step in ipairs(type(steps) == "table" and steps or {}) do
-      if type(step.fn) == "table" and step.fn.compiled then n = n + 1 end
+    for i, step in ipairs(steps) do
+      if step.fn then
+        if type(step.fn) ~= "table" or not step.fn.compiled then
+          error(string.format("step %d has no compiled kernel", i), 0)
+        end
+        n = n + 1
+      end
     end
     return n
   end, debug.traceback)
