@@ -113,16 +113,29 @@ int tb_sample_throttled(double clock_mhz, double max_mhz, double threshold) {
   return clock_mhz > 0 && max_mhz > 0 && clock_mhz < threshold * max_mhz;
 }
 
+int tb_clock_sustained(size_t kept, size_t dropped, size_t min) {
+  return min > 0 && dropped >= min && dropped > kept;
+}
+
 void tb_stop_run_stream(const tb_stop_rule *rule, const tb_stream_sample *s, size_t n,
                         double max_mhz, double threshold, tb_stream_result *out) {
   memset(out, 0, sizeof *out);
   for (size_t i = 0; i < n; i++) {
     out->consumed = i + 1;
-    if (tb_sample_throttled(s[i].clock_mhz, max_mhz, threshold)) {
-      out->dropped_throttled++;
-    } else {
+    int under = tb_sample_throttled(s[i].clock_mhz, max_mhz, threshold);
+    out->under_threshold += (size_t)under;
+    tb_running_add(&out->all, s[i].ms, s[i].gpu_time_s);
+    if (out->sustained || !under) {
       out->kept++;
       tb_running_add(&out->running, s[i].ms, s[i].gpu_time_s);
+    } else {
+      out->dropped_throttled++;
+      if (tb_clock_sustained(out->kept, out->dropped_throttled, rule->sustained_min)) {
+        out->sustained = 1;
+        out->kept += out->dropped_throttled;
+        out->dropped_throttled = 0;
+        out->running = out->all;
+      }
     }
     out->reason = tb_stop_decide(rule, &out->running, s[i].wall_s);
     if (out->reason != TB_STOP_CONTINUE) return;

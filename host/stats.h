@@ -53,6 +53,7 @@ typedef struct tb_stop_rule {
   double timeout_s;    /* both: wall-clock limit (<= 0: none) */
   double plateau_tol;  /* adaptive: relative change of the noise over the last window under
                           which it counts as converged (0.02; <= 0 disables) */
+  size_t sustained_min; /* > 0: the sustained-clock rule (tb_clock_sustained) with this minimum */
 } tb_stop_rule;
 
 /* The relative change of the noise over the window: |least-squares slope| * window / mean of
@@ -67,6 +68,13 @@ tb_stop_reason tb_stop_decide(const tb_stop_rule *rule, const tb_running *r, dou
  * threshold * max_mhz. Unknown clocks (<= 0) or an unknown max (<= 0) never drop a sample. */
 int tb_sample_throttled(double clock_mhz, double max_mhz, double threshold);
 
+/* The load sustains a clock under the threshold, rather than passing through a throttle: at
+ * least `min` samples were dropped and more were dropped than kept. A power-limited tensor-core
+ * load on the H200 runs under 90 % of the max clock on most samples; waiting for the clock it
+ * never reaches would run to the timeout and keep a biased few. From then on every sample counts,
+ * those dropped before included, and the result says so. min == 0 disables the rule. */
+int tb_clock_sustained(size_t kept, size_t dropped, size_t min);
+
 /* A synthetic or recorded stream of samples, fed one by one through the throttle filter and the
  * stopping rule: what the timer does, without a GPU. */
 typedef struct tb_stream_sample {
@@ -79,7 +87,10 @@ typedef struct tb_stream_result {
   tb_stop_reason reason; /* TB_STOP_CONTINUE when the stream ran out first */
   size_t consumed;       /* samples read from the stream */
   size_t kept, dropped_throttled;
-  tb_running running;
+  size_t under_threshold; /* samples under the threshold, dropped or (once sustained) kept */
+  int sustained;          /* the sustained-clock rule switched the filter off */
+  tb_running running;     /* the samples that count */
+  tb_running all;         /* every sample */
 } tb_stream_result;
 void tb_stop_run_stream(const tb_stop_rule *rule, const tb_stream_sample *s, size_t n,
                         double max_mhz, double threshold, tb_stream_result *out);

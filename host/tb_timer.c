@@ -5,11 +5,15 @@
  *   tb.timer.measure(plan [, opts]) -> result | nil, message, code ("throttled" | "timeout")
  *     opts and defaults: tb.timer.options (name, type, default, desc); docs/MEASUREMENT.md.
  *     result: clock ("cupti"|"events"), clock_fallback_reason, samples (ms, kept, reported clock),
- *       events_ms, sm_clocks_mhz, n, dropped_throttled, dropped_incomplete, min, max, median,
+ *       events_ms, sm_clocks_mhz, n, dropped_throttled, under_threshold, throttle_filter ("on",
+ *       "off" without clock_check, "sustained": the load sustains a clock under the threshold and
+ *       every sample counts), dropped_incomplete, min, max, median,
  *       mean, stdev, noise, q1, q3, events_median, sm_clock_mhz, max_clock_mhz,
  *       throttle_threshold, graph, graph_fallback_reason, flush_bytes, flush_mode,
  *       flush_tlb_bytes, warmup, mode, wall_s, gpu_busy_s, evict_s, probe_s, probes, batches,
- *       kernels_per_run, stop_reason
+ *       kernels_per_run, stop_reason; where the wall time went: setup_s (options, buffers, CUPTI,
+ *       graph capture), enqueue_s, wait_s, collect_s (host seconds over all batches) and
+ *       gpu_span_s (the GPU timeline from each batch's first event to its last, summed)
  *   Errors raise: a fault of the plan with the API name; a hung plan with "timeout: ...".
  *   tb.timer.clock_probe([window_ns]) -> { mhz = median over SMs, min_mhz, max_mhz, sms }
  *   tb.timer.cupti() -> { available = bool, reason = string|nil, library = path|nil }
@@ -19,6 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "gpu/cupti.h"
 #include "stats.h"
@@ -40,14 +47,14 @@ typedef struct measure_opts {
   double flush_tlb_bytes; /* 0: no page sweep */
   int graph;
   int clock;            /* 0 cupti, 1 events */
-  int clock_check;
+  int clock_check, sustained_clock;
   double throttle_threshold, clock_window_ns, clock_interval, sync_timeout;
 } measure_opts;
 
 static const measure_opts default_opts = {
   .mode = 0, .warmup = -1, .repeat = 100, .min_samples = 10, .max_samples = 0, .max_noise = 0.005,
   .min_time = 0.05, .timeout = 15, .noise_plateau = 0.02, .flush = 1, .flush_bytes = -1, .flush_mode = 0,
-  .flush_tlb_bytes = 0, .graph = 1, .clock = 0, .clock_check = 1, .throttle_threshold = 0.90,
+  .flush_tlb_bytes = 0, .graph = 1, .clock = 0, .clock_check = 1, .sustained_clock = 1, .throttle_threshold = 0.90,
   .clock_window_ns = 2000, .clock_interval = 0.005, .sync_timeout = 60};
 
 typedef struct opt_desc {
@@ -93,6 +100,9 @@ static const opt_desc options[] = {
    "probe the SM clock around every sample and drop throttled ones"},
   {"throttle_threshold", OPT_NUMBER, OFF(throttle_threshold), NULL, 0, 2, "0.9",
    "drop samples whose SM clock is under this fraction of the device's max clock"},
+  {"sustained_clock", OPT_BOOLEAN, OFF(sustained_clock), NULL, 0, 0, "true",
+   "once max(10, min_samples) samples were dropped and more dropped than kept, the load sustains "
+   "that clock (power-limited): keep every sample, those dropped included, and say so"},
   {"clock_window_ns", OPT_INTEGER, OFF(clock_window_ns), NULL, 200, 1e7, "2000",
    "globaltimer window of the clock probe"},
   {"clock_interval", OPT_NUMBER, OFF(clock_interval), NULL, 0, 10, "0.005",
@@ -275,7 +285,6 @@ typedef struct measure {
   gpu_function *probe_fn;
   size_t probe_stride;       /* samples per probe group in the current batch */
   size_t probes, batches;
-  double span_s;             /* GPU timeline per sample of the last batch (for the wait) */
   unsigned probe_window;
   double max_mhz;
   /* per batch */
@@ -284,21 +293,27 @@ typedef struct measure {
   int *ev;                   /* per sample: events before the eviction (-1: none), run, after */
   double *busy_tmp;
   unsigned long long *probe_host;
-  /* kept samples */
+  /* complete samples, in order; thr: taken under the throttle threshold. run counts the samples
+   * that count (those not under the threshold, or all of them once the load is found to sustain
+   * a lower clock: sustained); run_all every one. */
   double *ms, *ev_ms, *clk;
+  unsigned char *thr;
   size_t n, cap;
-  size_t dropped_throttled, dropped_incomplete;
-  tb_running run;
+  size_t dropped_throttled, dropped_incomplete, under_threshold, sustained_min;
+  int sustained;
+  tb_running run, run_all;
   double busy_s, evict_s, probe_s;
   double *kpr;               /* kernels per run (CUPTI) of kept samples */
+  /* where the wall time goes (host seconds), and the GPU timeline the batches covered */
+  double setup_s, enqueue_s, wait_s, collect_s, span_total_s;
 } measure;
 
 static void measure_free(measure *m) {
   if (m->graph) m->gpu->graph_destroy(m->graph);
   m->graph = NULL;
-  free(m->kernel_ns); free(m->probe_mhz); free(m->probe_ns); free(m->kernel_count);
-  free(m->incomplete); free(m->probe_host); free(m->ms); free(m->ev_ms); free(m->clk); free(m->kpr);
-  free(m->ev); free(m->busy_tmp);
+  /* The batch arrays (kernel_ns ... busy_tmp) belong to the process: alloc_batch. */
+  free(m->ms); free(m->ev_ms); free(m->clk); free(m->kpr); free(m->thr);
+  m->thr = NULL;
   m->kernel_ns = m->probe_mhz = m->probe_ns = m->ms = m->ev_ms = m->clk = m->kpr = m->busy_tmp = NULL;
   m->kernel_count = m->incomplete = m->ev = NULL;
   m->probe_host = NULL;
@@ -332,23 +347,44 @@ static void grow_kept(measure *m, size_t need) {
   if (c) m->clk = c;
   double *d = c ? realloc(m->kpr, cap * sizeof *d) : NULL;
   if (d) m->kpr = d;
-  if (d == NULL) measure_fail(m, gpu_set_error(GPU_ERR_OOM, "out of host memory"), "tb.timer.measure");
+  unsigned char *t = d ? realloc(m->thr, cap) : NULL;
+  if (t) m->thr = t;
+  if (t == NULL) measure_fail(m, gpu_set_error(GPU_ERR_OOM, "out of host memory"), "tb.timer.measure");
   m->cap = cap;
 }
 
+/* The per-batch arrays, allocated once per process (about 17 MB of probe readings for 132 SMs,
+ * mapped lazily) and shared by every measurement: allocating them per case cost ~1-2 ms. */
+static struct {
+  double *kernel_ns, *probe_mhz, *probe_ns, *busy_tmp;
+  int *kernel_count, *incomplete, *ev;
+  unsigned long long *probe_host;
+  size_t sms;
+} W;
+
 static void alloc_batch(measure *m) {
   size_t n = BATCH_MAX + 1, sms = (size_t)(m->props->sm_count > 0 ? m->props->sm_count : 1);
-  m->kernel_ns = calloc(n, sizeof(double));
-  m->probe_mhz = calloc(n, sizeof(double));
-  m->probe_ns = calloc(n, sizeof(double));
-  m->kernel_count = calloc(n, sizeof(int));
-  m->incomplete = calloc(n, sizeof(int));
-  m->probe_host = calloc(n * sms * 2, sizeof(unsigned long long));
-  m->ev = calloc(3 * n, sizeof(int));
-  m->busy_tmp = calloc(n, sizeof(double));
-  if (!m->kernel_ns || !m->probe_mhz || !m->probe_ns || !m->kernel_count || !m->incomplete || !m->probe_host ||
-      !m->ev || !m->busy_tmp)
-    measure_fail(m, gpu_set_error(GPU_ERR_OOM, "out of host memory"), "tb.timer.measure");
+  if (W.kernel_ns == NULL || W.sms < sms) {
+    free(W.kernel_ns); free(W.probe_mhz); free(W.probe_ns); free(W.busy_tmp);
+    free(W.kernel_count); free(W.incomplete); free(W.ev); free(W.probe_host);
+    W.kernel_ns = calloc(n, sizeof(double));
+    W.probe_mhz = calloc(n, sizeof(double));
+    W.probe_ns = calloc(n, sizeof(double));
+    W.busy_tmp = calloc(n, sizeof(double));
+    W.kernel_count = calloc(n, sizeof(int));
+    W.incomplete = calloc(n, sizeof(int));
+    W.ev = calloc(3 * n, sizeof(int));
+    W.probe_host = calloc(n * sms * 2, sizeof(unsigned long long));
+    W.sms = sms;
+    if (!W.kernel_ns || !W.probe_mhz || !W.probe_ns || !W.busy_tmp || !W.kernel_count || !W.incomplete || !W.ev ||
+        !W.probe_host) {
+      free(W.kernel_ns); /* the next call retries */
+      W.kernel_ns = NULL;
+      measure_fail(m, gpu_set_error(GPU_ERR_OOM, "out of host memory"), "tb.timer.measure");
+    }
+  }
+  m->kernel_ns = W.kernel_ns, m->probe_mhz = W.probe_mhz, m->probe_ns = W.probe_ns, m->busy_tmp = W.busy_tmp;
+  m->kernel_count = W.kernel_count, m->incomplete = W.incomplete, m->ev = W.ev, m->probe_host = W.probe_host;
 }
 
 static gpu_status launch_probe(measure *m, size_t slot) {
@@ -427,34 +463,29 @@ static void enqueue_batch(measure *m, size_t n, uint64_t ext_base) {
   }
 }
 
-/* Waits for the batch. The host sleeps through most of the predicted GPU time (predicted_s from
- * the previous batch, counted from t_enq, when enqueueing began), then polls without sleeping, so
- * the next batch starts within microseconds of this one's end; past a spin budget it falls back
- * to the backend's sleeping poll. sync_timeout bounds the whole wait. */
+/* Waits for the batch. predicted_s is the batch's expected GPU time (samples x the median GPU busy
+ * time per sample of the previous batch: a median, so a one-time stall such as a graph's first
+ * upload does not inflate it). The host sleeps half of what is left of the prediction at a time,
+ * then polls every 20 us, so it wakes within tens of microseconds of the batch's end whether the
+ * prediction was long or short. sync_timeout bounds the whole wait. */
 static void wait_batch(measure *m, double t_enq, double predicted_s) {
   const gpu_backend *gpu = m->gpu;
   double start = wall_now(), limit = m->o.sync_timeout;
-  if (predicted_s > 0) {
-    double left = t_enq + 0.8 * predicted_s - 200e-6 - start;
-    if (left > limit) left = limit;
-    if (left > 0) {
-      struct timespec ts = {(time_t)left, (long)((left - floor(left)) * 1e9)};
-      nanosleep(&ts, NULL);
-    }
-  }
-  double spin = 0.25 * predicted_s > 2e-3 ? 0.25 * predicted_s : 2e-3, spin_end = wall_now() + spin;
   for (;;) {
     gpu_status st = gpu->stream_wait_timeout(m->s, 0); /* one query, no sleep */
     if (st == GPU_OK) return;
     if (st != GPU_ERR_TIMEOUT) measure_fail(m, st, "waiting for the plan's runs");
     double now = wall_now();
-    if (now >= spin_end || now - start >= limit) break;
+    if (now - start >= limit) {
+      gpu_set_error(GPU_ERR_TIMEOUT, "cuStreamQuery: the batch of runs did not finish within sync_timeout = %g s", limit);
+      measure_fail(m, GPU_ERR_TIMEOUT, "waiting for the plan's runs");
+    }
+    double left = t_enq + predicted_s - now, nap = left > 40e-6 ? 0.5 * left : 20e-6;
+    if (nap > 0.1) nap = 0.1; /* a wrong prediction costs at most 0.1 s of sleep */
+    if (nap > limit - (now - start)) nap = limit - (now - start);
+    struct timespec ts = {(time_t)nap, (long)((nap - floor(nap)) * 1e9)};
+    nanosleep(&ts, NULL);
   }
-  double left_ms = (limit - (wall_now() - start)) * 1e3;
-  gpu_status st = gpu->stream_wait_timeout(m->s, left_ms > 0 ? left_ms : 0);
-  if (st == GPU_ERR_TIMEOUT)
-    gpu_set_error(st, "cuStreamQuery: the batch of runs did not finish within sync_timeout = %g s", limit);
-  if (st != GPU_OK) measure_fail(m, st, "waiting for the plan's runs");
 }
 
 /* Median over SMs of one probe's cycles per nanosecond, in MHz (0 when unusable). */
@@ -483,7 +514,7 @@ static void say_fallback(measure *m) {
 
 /* Reads both clocks and the probes of a finished batch. keep = 0 for warm-up: only the GPU busy
  * time counts. Returns the median GPU busy seconds per sample (for sizing the next batch) and
- * sets m->span_s, the batch's GPU timeline per sample (for predicting the next wait). */
+ * adds the batch's GPU timeline (first event to last) to m->span_total_s. */
 static double collect_batch(measure *m, size_t n, uint64_t ext_base, int keep) {
   const gpu_backend *gpu = m->gpu;
   size_t sms = (size_t)m->props->sm_count, k = m->probe_stride ? m->probe_stride : 1;
@@ -519,12 +550,11 @@ static double collect_batch(measure *m, size_t n, uint64_t ext_base, int keep) {
       }
     }
   }
-  m->span_s = 0;
   if (n > 0) {
     float span_ms = 0;
     int first = m->ev[0] >= 0 ? m->ev[0] : m->ev[1];
     TRY(m, gpu->event_elapsed_ms(&span_ms, R.events[first], R.events[m->ev[3 * (n - 1) + 2]]), "reading events");
-    m->span_s = span_ms * 1e-3 / (double)n;
+    m->span_total_s += span_ms * 1e-3;
   }
   for (size_t i = 0; i < n; i++) {
     float run_ms = 0, evict_ms = 0;
@@ -542,21 +572,31 @@ static double collect_batch(measure *m, size_t n, uint64_t ext_base, int keep) {
       continue;
     }
     double clk = 0;
+    int under = 0;
     if (m->probe_fn) { /* the lower of the probes around the sample's group */
       double a = m->probe_mhz[i / k], b = m->probe_mhz[i / k + 1];
       clk = a > 0 && b > 0 ? (a < b ? a : b) : (a > 0 ? a : b);
-      if (tb_sample_throttled(clk, m->max_mhz, m->o.throttle_threshold)) {
-        m->dropped_throttled++;
-        continue;
-      }
+      under = tb_sample_throttled(clk, m->max_mhz, m->o.throttle_threshold);
     }
     grow_kept(m, m->n + 1);
     m->ms[m->n] = kernel_ms;
     m->ev_ms[m->n] = run_ms;
     m->clk[m->n] = clk;
     m->kpr[m->n] = cupti_ok ? m->kernel_count[i] : tb_plan_kernel_count(m->plan);
+    m->thr[m->n] = (unsigned char)under;
     m->n++;
-    tb_running_add(&m->run, kernel_ms, busy);
+    m->under_threshold += (size_t)under;
+    tb_running_add(&m->run_all, kernel_ms, busy);
+    if (m->sustained || !under) {
+      tb_running_add(&m->run, kernel_ms, busy);
+    } else {
+      m->dropped_throttled++;
+      if (tb_clock_sustained(m->run.n, m->dropped_throttled, m->sustained_min)) {
+        m->sustained = 1; /* the samples dropped so far count again */
+        m->dropped_throttled = 0;
+        m->run = m->run_all;
+      }
+    }
   }
   return n ? median_of(m->busy_tmp, n) : 0;
 }
@@ -634,6 +674,7 @@ static int l_measure(lua_State *L) {
   m->probe_window = (unsigned)m->o.clock_window_ns;
   m->max_mhz = m->props->clock_khz / 1e3;
   if (m->o.clock_check) m->probe_fn = tb_host_kernel(L, "clock_probe.cu", "tb_clock_probe");
+  if (m->o.sustained_clock) m->sustained_min = m->o.min_samples > 10 ? (size_t)m->o.min_samples : 10;
   m->flush_bytes = 0;
   if (m->o.flush) {
     size_t want = m->o.flush_bytes > 0 ? (size_t)m->o.flush_bytes : default_flush_bytes(m->props);
@@ -670,6 +711,7 @@ static int l_measure(lua_State *L) {
   alloc_batch(m);
   setup_clock(m);
   setup_graph(m);
+  m->setup_s = wall_now() - t_start;
 
   tb_stop_rule rule = {.adaptive = !fixed, .repeat = (size_t)m->o.repeat,
                        .min_samples = (size_t)m->o.min_samples, .max_samples = (size_t)m->o.max_samples,
@@ -685,9 +727,13 @@ static int l_measure(lua_State *L) {
     double t0 = wall_now();
     m->probe_stride = 1;
     enqueue_batch(m, n, base);
+    double t1 = wall_now();
     wait_batch(m, t0, 0);
+    double t2 = wall_now();
     est_busy = collect_batch(m, n, base, 0);
-    est_wall = (wall_now() - t0) / (double)n;
+    double t3 = wall_now();
+    m->enqueue_s += t1 - t0, m->wait_s += t2 - t1, m->collect_s += t3 - t2;
+    est_wall = (t3 - t0) / (double)n;
     warm_left -= n;
   }
 
@@ -725,18 +771,35 @@ static int l_measure(lua_State *L) {
     }
     double t0 = wall_now();
     enqueue_batch(m, n, base);
-    wait_batch(m, t0, m->span_s * (double)n);
+    double t1 = wall_now();
+    wait_batch(m, t0, est_busy * (double)n);
+    double t2 = wall_now();
     double b = collect_batch(m, n, base, 1);
+    double t3 = wall_now();
+    m->enqueue_s += t1 - t0, m->wait_s += t2 - t1, m->collect_s += t3 - t2;
     if (b > 0) est_busy = b;
-    est_wall = (wall_now() - t0) / (double)n;
+    est_wall = (t3 - t0) / (double)n;
     reason = tb_stop_decide(&rule, &m->run, wall_now() - t_start);
     /* Every sample so far ran under the threshold: that is the clock this load sustains, not a
      * passing throttle, and waiting for the timeout would not change it. Give up now; the
      * caller decides (the runner re-measures with the filter off and says so). */
     size_t enough = rule.min_samples > 10 ? rule.min_samples : 10;
-    if (reason == TB_STOP_CONTINUE && m->n == 0 && m->dropped_throttled >= enough) break;
+    if (reason == TB_STOP_CONTINUE && m->run.n == 0 && m->dropped_throttled >= enough) break;
   }
   double wall_s = wall_now() - t_start;
+
+  /* The samples that count: without the sustained switch, those not under the threshold; and in
+   * fixed mode no more than repeat (the switch can bring back more). */
+  if (!m->sustained) {
+    size_t j = 0;
+    for (size_t i = 0; i < m->n; i++) {
+      if (m->thr[i]) continue;
+      m->ms[j] = m->ms[i], m->ev_ms[j] = m->ev_ms[i], m->clk[j] = m->clk[i], m->kpr[j] = m->kpr[i];
+      j++;
+    }
+    m->n = j;
+  }
+  if (fixed && m->n > rule.repeat) m->n = rule.repeat;
 
   if (m->n == 0) {
     char msg[512];
@@ -769,6 +832,9 @@ static int l_measure(lua_State *L) {
   set_array(L, "events_ms", m->ev_ms, m->n);
   set_num(L, "n", (double)m->n);
   set_num(L, "dropped_throttled", (double)m->dropped_throttled);
+  set_num(L, "under_threshold", (double)m->under_threshold);
+  lua_pushstring(L, !m->probe_fn ? "off" : m->sustained ? "sustained" : "on");
+  lua_setfield(L, -2, "throttle_filter");
   set_num(L, "dropped_incomplete", (double)m->dropped_incomplete);
   set_num(L, "min", s.min);
   set_num(L, "max", s.max);
@@ -805,6 +871,11 @@ static int l_measure(lua_State *L) {
   set_num(L, "gpu_busy_s", m->busy_s);
   set_num(L, "evict_s", m->evict_s);
   set_num(L, "probe_s", m->probe_s);
+  set_num(L, "setup_s", m->setup_s);
+  set_num(L, "enqueue_s", m->enqueue_s);
+  set_num(L, "wait_s", m->wait_s);
+  set_num(L, "collect_s", m->collect_s);
+  set_num(L, "gpu_span_s", m->span_total_s);
   set_num(L, "kernels_per_run", median_of(m->kpr, m->n));
   lua_pushstring(L, tb_stop_reason_name(reason));
   lua_setfield(L, -2, "stop_reason");
@@ -827,8 +898,7 @@ static int l_clock_probe(lua_State *L) {
   size_t sms = (size_t)(m->props->sm_count > 0 ? m->props->sm_count : 1);
   tb_check_gpu(L, ensure_buffer(m->gpu, &R.probe, &R.probe_cap,
                                 (BATCH_MAX + 1) * sms * 2 * sizeof(unsigned long long)));
-  m->probe_host = calloc(sms * 2, sizeof(unsigned long long));
-  if (m->probe_host == NULL) return luaL_error(L, "tb.timer.clock_probe: out of host memory");
+  alloc_batch(m);
   TRY(m, launch_probe(m, 0), "clock probe");
   TRY(m, m->gpu->stream_wait_timeout(m->s, 10e3), "clock probe");
   TRY(m, m->gpu->copy_dtoh(m->probe_host, R.probe, sms * 2 * sizeof(unsigned long long)), "clock probe");
@@ -872,6 +942,11 @@ static const luaL_Reg functions[] = {
 
 int luaopen_tb_timer(lua_State *L);
 int luaopen_tb_timer(lua_State *L) {
+#if defined(__linux__) && defined(PR_SET_TIMERSLACK)
+  /* The batch wait sleeps in steps down to 20 us; Linux's default 50 us timer slack would let each
+   * wake-up run late by that much. */
+  prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+#endif
   luaL_newlib(L, functions);
   l_options(L);
   lua_setfield(L, -2, "options");

@@ -56,18 +56,21 @@ for i, c in ipairs(cases) do
 end
 
 local f = assert(io.open(out_path, 'w'))
-f:write('kernel,bytes,tilebench_us,events_us,n,noise,dropped_throttled,sm_clock_mhz,clock,graph,stop_reason,wall_s,gpu_busy_s,probe_s,evict_s,batches,probes,flush_mode\n')
+f:write('kernel,bytes,tilebench_us,events_us,n,noise,dropped_throttled,sm_clock_mhz,clock,graph,stop_reason,wall_s,gpu_busy_s,probe_s,evict_s,batches,probes,flush_mode,setup_s,enqueue_s,wait_s,collect_s,gpu_span_s\n')
 local t0 = sys.monotonic()
 local busy, probe = 0, 0
+local parts = { setup_s = 0, enqueue_s = 0, wait_s = 0, collect_s = 0, gpu_span_s = 0 }
 for i, c in ipairs(cases) do
   local r, msg = timer.measure(plans[i], opts)
   if r == nil then
     io.stderr:write(c.name, ': ', msg, '\n')
   elseif what == 'sweep' or r.median >= 0.05 then
     busy, probe = busy + r.gpu_busy_s, probe + r.probe_s
-    f:write(string.format('%s,%d,%.4f,%.4f,%d,%.5f,%d,%.0f,%s,%s,%s,%.4f,%.4f,%.4f,%.4f,%d,%d,%s\n', c.name, c.bytes,
-      r.median * 1e3, r.events_median * 1e3, r.n, r.noise, r.dropped_throttled, r.sm_clock_mhz or 0, r.clock,
-      tostring(r.graph), r.stop_reason, r.wall_s, r.gpu_busy_s, r.probe_s, r.evict_s, r.batches, r.probes, r.flush_mode))
+    for k in pairs(parts) do parts[k] = parts[k] + r[k] end
+    f:write(string.format('%s,%d,%.4f,%.4f,%d,%.5f,%d,%.0f,%s,%s,%s,%.4f,%.4f,%.4f,%.4f,%d,%d,%s,%.4f,%.4f,%.4f,%.4f,%.4f\n',
+      c.name, c.bytes, r.median * 1e3, r.events_median * 1e3, r.n, r.noise, r.dropped_throttled, r.sm_clock_mhz or 0,
+      r.clock, tostring(r.graph), r.stop_reason, r.wall_s, r.gpu_busy_s, r.probe_s, r.evict_s, r.batches, r.probes,
+      r.flush_mode, r.setup_s, r.enqueue_s, r.wait_s, r.collect_s, r.gpu_span_s))
     if r.clock_fallback_reason then io.stderr:write('clock fallback: ', r.clock_fallback_reason, '\n') end
   end
 end
@@ -76,4 +79,6 @@ f:close()
 if what == 'sweep' then
   print(string.format('overhead: sweep of %d cases: wall %.3f s, GPU busy (evictions + kernels) %.3f s, ratio %.3f; clock probes %.3f s',
     #cases, wall, busy, wall / busy, probe))
+  print(string.format('  host: set-up %.3f s, enqueue %.3f s, wait %.3f s, collect %.3f s; GPU timeline of the batches %.3f s',
+    parts.setup_s, parts.enqueue_s, parts.wait_s, parts.collect_s, parts.gpu_span_s))
 end

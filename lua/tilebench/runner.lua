@@ -118,9 +118,11 @@ local function build_and_check(op, case, spec, cfg, ins, refs, ctx)
   return ok, plan, outs, report
 end
 
--- tb.timer.measure, keeping a load that runs below the throttle threshold on every sample:
--- that is the clock the device sustains under it (tensor-core-heavy kernels on an H200), so
--- the samples are re-taken without the filter and the row says so. Other failures raise.
+-- tb.timer.measure, keeping a load that runs below the throttle threshold: that is the clock the
+-- device sustains under it (tensor-core-heavy kernels on an H200). The timer's sustained-clock
+-- rule keeps such samples itself (throttle_filter "sustained"); with that rule off
+-- (sustained_clock = false) and every sample dropped, the samples are re-taken without the
+-- filter. Either way the row says so in clock_note. Other failures raise.
 local function measure(plan, opts, row)
   local timer = require("tb.timer")
   local res, msg, code = timer.measure(plan, opts)
@@ -133,6 +135,10 @@ local function measure(plan, opts, row)
       row.clock_note = string.format("every sample under the throttle threshold; kept at the sustained %.0f MHz",
         res.sm_clock_mhz or 0)
     end
+  end
+  if res and res.throttle_filter == "sustained" and row then
+    row.clock_note = string.format("%d of %d samples under the throttle threshold: the load sustains %.0f MHz; all kept",
+      res.under_threshold or 0, res.n or 0, res.sm_clock_mhz or 0)
   end
   if not res then
     if code == "oom" then context.oom_error(msg) end

@@ -170,6 +170,7 @@ static void test_mild_noise_converges(void) {
 static void test_throttled_samples_dropped(void) {
   tb_stop_rule rule = adaptive_rule();
   rule.min_time_s = 0;
+  rule.sustained_min = 10; /* on, but a third under the threshold is a passing throttle */
   size_t n = 100;
   tb_stream_sample *s = make_stream(n, 0, 1980);
   /* Every third sample under 90 % of 1980 MHz (1782 MHz), and slower: it must not count. */
@@ -183,12 +184,44 @@ static void test_throttled_samples_dropped(void) {
   CHECK(res.kept == 10);
   CHECK(res.dropped_throttled == 5); /* samples 0,3,...,12 among the first 15 */
   CHECK(res.consumed == 15);
+  CHECK(!res.sustained && res.under_threshold == 5);
   NEAR(res.running.mean, 1.0, 1e-12);
   /* Exactly at the threshold is not throttled; unknown clocks never drop. */
   CHECK(!tb_sample_throttled(1782, 1980, 0.9));
   CHECK(tb_sample_throttled(1781.9, 1980, 0.9));
   CHECK(!tb_sample_throttled(0, 1980, 0.9));
   CHECK(!tb_sample_throttled(1000, 0, 0.9));
+  free(s);
+}
+
+/* A power-limited load: four samples in five under the threshold. Without the rule it runs to the
+ * timeout on the fifth that pass; with it, every sample counts once ten were dropped. */
+static void test_sustained_clock(void) {
+  tb_stop_rule rule = adaptive_rule();
+  rule.min_time_s = 0;
+  rule.sustained_min = 10;
+  size_t n = 20000;
+  tb_stream_sample *s = make_stream(n, 0, 1750);
+  for (size_t i = 0; i < n; i += 5) {
+    s[i].clock_mhz = 1980;
+    s[i].ms = 1.0 + 1e-3 * (double)(i % 7); /* the few fast-clock samples are noisy */
+  }
+  tb_stream_result res;
+  tb_stop_run_stream(&rule, s, n, 1980, 0.9, &res);
+  CHECK(res.sustained);
+  CHECK(res.dropped_throttled == 0 && res.under_threshold >= 10);
+  CHECK(res.kept == res.consumed && res.running.n == res.consumed);
+  CHECK(res.reason == TB_STOP_CONVERGED && res.consumed < 20);
+  CHECK(tb_clock_sustained(9, 10, 10));
+  CHECK(!tb_clock_sustained(10, 10, 10) && !tb_clock_sustained(0, 9, 10));
+  CHECK(!tb_clock_sustained(0, 100, 0)); /* 0 disables */
+
+  rule.sustained_min = 0; /* the rule off: the passing fifth must reach min_samples alone */
+  rule.max_noise = 1e-6;
+  rule.plateau_tol = 0;
+  tb_stop_run_stream(&rule, s, n, 1980, 0.9, &res);
+  CHECK(!res.sustained && res.reason == TB_STOP_TIMEOUT);
+  CHECK(res.dropped_throttled == res.under_threshold && res.dropped_throttled > 4 * res.kept - 4);
   free(s);
 }
 
@@ -216,6 +249,7 @@ int main(void) {
   test_rising_noise_is_no_plateau();
   test_mild_noise_converges();
   test_throttled_samples_dropped();
+  test_sustained_clock();
   test_fixed_rule();
   if (failures) {
     fprintf(stderr, "%d check(s) failed\n", failures);

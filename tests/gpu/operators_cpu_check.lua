@@ -10,10 +10,15 @@
 --      and with FULLVEC = 1 (bound checks per vector) in both kernel families.
 -- argmax also gets rows with planted ties, which must resolve to the first index.
 -- Exits 77 (skipped) where no device is present.
--- usage: tilebench script tests/gpu/operators_cpu_check.lua [OPERATOR ...]
+-- usage: tilebench script tests/gpu/operators_cpu_check.lua [--compile-only] [OPERATOR ...]
+--   --compile-only: no device needed; compiles every kernel the check would run into the NVRTC
+--   cache ($TILEBENCH_CACHE_DIR), in compile-only contexts as `tilebench compile` does, so a GPU
+--   machine spends its time on the checks (hundreds of configurations: minutes of NVRTC).
+local compile_only = arg[1] == "--compile-only"
+if compile_only then table.remove(arg, 1) end
 local device = require("tb.device")
 local ok_dev, why = device.available()
-if not ok_dev then
+if not ok_dev and not compile_only then
   io.stderr:write("skipped: ", tostring(why), "\n")
   os.exit(77)
 end
@@ -382,6 +387,43 @@ end
 local selected = {}
 for i = 1, #arg do selected[#selected + 1] = arg[i] end
 if #selected == 0 then selected = ORDER end
+
+if compile_only then
+  local precompile = require("tilebench.precompile")
+  local n, bad = 0, 0
+  local function compile(u)
+    n = n + 1
+    local okc, err = precompile.compile_unit(u)
+    if not okc then
+      bad = bad + 1
+      io.stderr:write("FAILED: ", precompile.describe(u), ": ", tostring(err), "\n")
+    end
+  end
+  for _, name in ipairs(selected) do
+    local spec = CASES[name]
+    if not spec then error("operators_cpu_check: no small cases for operator '" .. name .. "'") end
+    local op = opmod.load(name)
+    local all = {}
+    for _, dtype in ipairs(spec.dtypes) do
+      for _, params in ipairs(spec.params) do all[#all + 1] = { dtype = dtype, params = params } end
+      if name == "argmax" then all[#all + 1] = { dtype = dtype, params = { M = 4, N = 5003 } } end
+    end
+    for _, w in ipairs(all) do
+      local c = { params = w.params, dtype = w.dtype, index = 1, id = case_id(w.params) }
+      compile({ op = op, case = c, dtype = w.dtype })
+      for _, impl in ipairs(op.impls) do
+        local ispec = op.module.implementations[impl]
+        if ispec.source or ispec.sources then
+          for _, cfg in ipairs(configs_to_try(ispec, c)) do
+            compile({ op = op, case = c, dtype = w.dtype, impl = impl, cfg = cfg })
+          end
+        end
+      end
+    end
+  end
+  print(string.format("compiled %d plans, %d failed", n, bad))
+  os.exit(bad == 0 and 0 or 1)
+end
 
 for _, name in ipairs(selected) do
   local spec = CASES[name]

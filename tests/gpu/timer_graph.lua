@@ -51,12 +51,18 @@ local c = timer.clock_probe()
 print(string.format('clock_probe: %.0f MHz (SMs %.0f..%.0f, window %.0f ns)', c.mhz, c.min_mhz, c.max_mhz, c.window_ns))
 check(c.mhz > 0 and c.window_ns >= 2000 and c.sms == props.sm_count, 'clock_probe runs on every SM')
 
--- Throttle filter: a threshold above any real clock drops every sample.
-local r, msg, code = timer.measure(p, { throttle_threshold = 1.5, timeout = 1 })
+-- Throttle filter: a threshold above any real clock drops every sample (sustained-clock rule off).
+local r, msg, code = timer.measure(p, { throttle_threshold = 1.5, timeout = 1, sustained_clock = false })
 check(r == nil and code == 'throttled' and msg:find('under 150%%'), 'samples under the threshold are dropped and counted: ' .. tostring(msg))
+-- With the rule on (the default), the same load is taken as sustaining its clock: all kept.
+local sus = timer.measure(p, { throttle_threshold = 1.5, timeout = 5 })
+check(sus and sus.throttle_filter == 'sustained' and sus.dropped_throttled == 0 and sus.under_threshold == sus.n
+  and sus.n >= 10 and sus.stop_reason ~= 'timeout',
+  'a load under the threshold on every sample is kept as sustained: ' .. tostring(sus and sus.throttle_filter))
+check(g.throttle_filter == 'on', 'the filter is on by default: ' .. tostring(g.throttle_filter))
 local none = assert(timer.measure(p, { throttle_threshold = 0 }))
 check(none.dropped_throttled == 0, 'threshold 0 drops nothing')
 local off = assert(timer.measure(p, { clock_check = false }))
-check(off.sm_clock_mhz == nil and off.probe_s == 0, 'clock_check = false runs no probe')
+check(off.sm_clock_mhz == nil and off.probe_s == 0 and off.throttle_filter == 'off', 'clock_check = false runs no probe')
 print(failures == 0 and 'PASS' or ('FAILED: ' .. failures))
 os.exit(failures == 0 and 0 or 1)

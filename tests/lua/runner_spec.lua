@@ -62,6 +62,20 @@ describe("runner.measure", function()
     assert.matches("1710 MHz", row.clock_note)
   end)
 
+  it("notes a load the timer found to sustain a clock under the threshold", function()
+    package.loaded["tb.timer"] = { measure = function()
+      return { median = 2.0, n = 40, under_threshold = 31, sm_clock_mhz = 1755, throttle_filter = "sustained" }
+    end }
+    local row = {}
+    assert.equal(2.0, runner.measure("plan", {}, row).median)
+    assert.matches("31 of 40 samples", row.clock_note)
+    assert.matches("1755 MHz", row.clock_note)
+    row = {}
+    package.loaded["tb.timer"] = { measure = function() return { median = 1, throttle_filter = "on" } end }
+    runner.measure("plan", {}, row)
+    assert.is_nil(row.clock_note)
+  end)
+
   it("raises other failures, oom as an oom error", function()
     package.loaded["tb.timer"] = { measure = function() return nil, "no memory for the eviction buffer", "oom" end }
     local ok, e = pcall(runner.measure, "plan", {})
