@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The runs that matter on the GPU machine, in stages, each logged. Used with the device tool:
 #   bash scripts/gpu-session.sh OUTDIR STAGE [STAGE...]
-# Stages: info, ctest (GPU tests, quick ones), ctest-slow (isolation, resume), vector_add,
-# peaks, matmul, fidelity, operators (all operators, default mode), autotune, smoke, examples,
+# Stages: info, ctest (GPU tests, quick ones), ctest-slow (isolation, resume), ctest-all, vector_add,
+# peaks, matmul, fidelity, operators (all operators, default mode), autotune, autotune-last (the
+# last case of each dtype), smoke, examples,
 # or any other string: a bash command, logged as custom1, custom2, ...
 # Expects a build in ./build (carried from the build machine). Logs go to OUTDIR/logs/, results
 # to ./results and ./peaks; OUTDIR/session.tgz bundles logs and results for the trip back.
@@ -14,10 +15,14 @@ ROOT=$PWD
 TB=$ROOT/build/tilebench
 LOGS=$OUTDIR/logs
 mkdir -p "$LOGS"
-# The NVRTC cache travels inside the carried build, warmed on the build machine (same NVRTC), e.g.
-#   TILEBENCH_CACHE_DIR=$PWD/build/run-cache build/tilebench compile --operator A,B [--autotune --cases last]
-# then carry build/tilebench and that folder and set TILEBENCH_CACHE_DIR to it here.
+# The NVRTC cache travels with the carried build, warmed on the build machine (same NVRTC) by
+# scripts/warm-cache.sh into build/nvrtc-cache.tgz; it is unpacked here into the cache ctest uses
+# (build/test-cache), which is also the cache of every stage.
 export TILEBENCH_CACHE_DIR=${TILEBENCH_CACHE_DIR:-$ROOT/build/test-cache}
+if [ -f "$ROOT/build/nvrtc-cache.tgz" ]; then
+  mkdir -p "$TILEBENCH_CACHE_DIR" && tar xzf "$ROOT/build/nvrtc-cache.tgz" -C "$TILEBENCH_CACHE_DIR" &&
+    echo "unpacked build/nvrtc-cache.tgz into $TILEBENCH_CACHE_DIR"
+fi
 export PYTHONUNBUFFERED=1
 summary=$OUTDIR/summary.txt
 
@@ -38,6 +43,8 @@ for s in "$@"; do
       stage info bash -c "nvidia-smi; nvidia-smi -q -d CLOCK | head -40; $TB --version; $TB devices" ;;
     ctest)
       stage ctest bash -c "cd build && ctest -L gpu -E 'gpu_isolation|gpu_resume' --output-on-failure --timeout 300" ;;
+    ctest-all)
+      stage ctest-all bash -c "cd build && ctest -L gpu --output-on-failure --timeout 400" ;;
     ctest-slow)
       stage ctest-slow bash -c "cd build && ctest -R 'gpu_isolation|gpu_resume' --output-on-failure --timeout 400" ;;
     vector_add)
@@ -54,6 +61,9 @@ for s in "$@"; do
     autotune)
       ops=$(ls operators | tr '\n' ',' | sed 's/,$//')
       stage autotune "$TB" run --operator "$ops" --gpu H200 --autotune --quiet ;;
+    autotune-last)
+      ops=$(ls operators | tr '\n' ',' | sed 's/,$//')
+      stage autotune-last "$TB" run --operator "$ops" --gpu H200 --autotune --cases last --quiet ;;
     smoke)
       stage smoke "$TB" run campaigns/smoke.lua --gpu H200 ;;
     examples)

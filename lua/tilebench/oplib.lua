@@ -99,7 +99,8 @@ function M.row_rpg(cfg) return cfg.RPG or 1 end
 -- and newer). STAGES = -1 (the default) applies the operator's measured rule, t.stream =
 -- { dtypes = {fp16 = true, ...}, min_bytes = N, block = B, stages = k }: the stream kernel with
 -- BLOCK B and k slots for those dtypes where the device is sm_90 or newer and rows are whole
--- 16-byte multiples of at least min_bytes; the register kernel otherwise (and for every case of an
+-- 16-byte multiples of at least min_bytes; fullvec = 0/1 also sets FULLVEC there. Each of
+-- min_bytes, block, stages and fullvec is one value or a table by dtype ({fp16 = 34816, ...}); the register kernel otherwise (and for every case of an
 -- operator without a rule). docs/KERNELS.md has the H200 measurements behind each rule.
 local SMEM_OPTIN = 232448 -- H100/H200 per-block limit; plans check ctx.props
 local SMEM_PER_SM = 233472
@@ -138,11 +139,19 @@ function M.row_resolve(cols, dtype, cfg, props, rule)
   if not rule or not rule.dtypes[dtype] then return r end
   local arch_ok = props == nil or (props.cc_major or 0) >= 9
   local row_bytes = cols * (16 // M.ROW_VEC[dtype])
-  if arch_ok and row_bytes % 16 == 0 and row_bytes >= rule.min_bytes
+  local function pick(v) -- a rule field: one value, or a table by dtype
+    if type(v) == "table" then return v[dtype] end
+    return v
+  end
+  local min_bytes = pick(rule.min_bytes) or math.huge
+  local block, stages = pick(rule.block), pick(rule.stages)
+  if arch_ok and row_bytes % 16 == 0 and row_bytes >= min_bytes and block and stages
       and (cfg.TPR or 0) == 0 and (cfg.BLOCK or 0) == 0 and M.row_rpg(cfg) == 1 then
-    local s = { TPR = 0, BLOCK = rule.block, RPG = 1, STAGES = rule.stages }
+    local s = { TPR = 0, BLOCK = block, RPG = 1, STAGES = stages }
     if M.stream_fits(cols, dtype, s, props and props.smem_per_block_optin) then
-      r.BLOCK, r.STAGES = rule.block, rule.stages
+      r.BLOCK, r.STAGES = block, stages
+      local fullvec = pick(rule.fullvec)
+      if fullvec ~= nil then r.FULLVEC = fullvec end
     end
   end
   return r

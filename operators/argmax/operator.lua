@@ -26,8 +26,11 @@ local reference, cuda = oplib.rowwise {
   rows_cols = rows_cols,
   args = function(ins, outs, rows, cols, ctx) return { ins.x, outs.out, ctx.i32(rows), ctx.i32(cols) } end,
   -- H200, N = 20480 (docs/KERNELS.md): fp16 56.0 / fp32 53.4 us streamed (automatic block, 2 slots) vs 73.5 / 63.9
-  -- in registers with the automatic layout
-  stream = { dtypes = { fp16 = true, fp32 = true }, min_bytes = 16384, block = 0, stages = 2 },
+  -- in registers with the automatic layout. Over the whole grid (PERFORMANCE.md, runs A and B) streaming is
+  -- 7-22 % slower for rows under 34 KiB (fp16) and 52 KiB (fp32), 14-24 % faster from there up. Autotune of
+  -- 2026-11-29 (bound checks per vector, FULLVEC): fp16 38.0 us with 512 threads, fp32 50.0 us automatic, 2 slots
+  stream = { dtypes = { fp16 = true, fp32 = true }, min_bytes = { fp16 = 34816, fp32 = 53248 },
+             block = { fp16 = 512, fp32 = 0 }, stages = 2, fullvec = 1 },
 }
 op.reference = reference
 op.implementations = { cuda = cuda }

@@ -32,8 +32,9 @@ local reference, cuda = oplib.rowwise {
   args = function(ins, outs, rows, cols, ctx) return { ins.x, ins.weight, ins.bias, outs.out, ctx.i32(rows), ctx.i32(cols), ctx.f32(EPS) } end,
   -- ptxas -v (sm_90): its RPG > 1 kernels need fewer registers than the family's bound (KERNELS.md)
   rpg_regs = { [2] = { 44, 1.05 }, [4] = { 16, 1.45 } },
-  -- H200, K = 10240 (docs/KERNELS.md): fp16 35.7 / bf16 36.8 us streamed (256 threads, 2 slots) vs 38.8 in registers
-  stream = { dtypes = { fp16 = true, bf16 = true }, min_bytes = 16384, block = 256, stages = 2 },
+  -- H200, K = 10240 (docs/KERNELS.md): fp16 35.7 / bf16 36.8 us streamed (256 threads, 2 slots) vs 38.8 in registers;
+  -- autotune of 2026-11-29: 29.7 / 30.0 us with 512 threads, 2 slots, FULLVEC 1
+  stream = { dtypes = { fp16 = true, bf16 = true }, min_bytes = 16384, block = 512, stages = 2, fullvec = 1 },
 }
 op.reference = reference
 op.implementations = { cuda = cuda }

@@ -24,8 +24,9 @@ local reference, cuda = oplib.rowwise {
   description = "row in registers per TPR-thread group (warp- to block-per-row), max/sum reductions, one pass; or rows streamed through shared memory by cp.async.bulk (STAGES slots, persistent blocks; default: the operator's stream rule)",
   rows_cols = rows_cols,
   args = function(ins, outs, rows, cols, ctx) return { ins.x, outs.out, ctx.i32(rows), ctx.i32(cols) } end,
-  -- H200, n_cols = 10240 (docs/KERNELS.md): fp16 37.7 us streamed (automatic block, 2 slots) vs 41.0 in registers
-  stream = { dtypes = { fp16 = true }, min_bytes = 16384, block = 0, stages = 2 },
+  -- H200, n_cols = 10240 (docs/KERNELS.md): fp16 37.7 us streamed (automatic block, 2 slots) vs 41.0 in registers;
+  -- autotune of 2026-11-29 (bound checks per vector, FULLVEC): 27.9 us with 256 threads, 3 slots, FULLVEC 1
+  stream = { dtypes = { fp16 = true }, min_bytes = 16384, block = 256, stages = 3, fullvec = 1 },
 }
 op.reference = reference
 op.implementations = { cuda = cuda }

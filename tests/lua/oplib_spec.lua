@@ -118,3 +118,32 @@ describe("oplib families", function()
     assert.same({ 512, 512, 5, 2 }, { calls[10][3].TPR, calls[10][3].BLOCK, calls[10][3].NV, calls[10][3].STAGES })
   end)
 end)
+
+describe("oplib.row_resolve", function()
+  local oplib = require("tilebench.oplib")
+  local h200 = { cc_major = 9, smem_per_block_optin = 232448 }
+  local auto = { TPR = 0, BLOCK = 0, RPG = 1, STAGES = -1 }
+  it("takes min_bytes per dtype from a table, and leaves dtypes it does not name in registers", function()
+    local rule = { dtypes = { fp16 = true, fp32 = true, bf16 = true }, min_bytes = { fp16 = 34816, fp32 = 53248 },
+                   block = 0, stages = 2 }
+    assert.equal(0, oplib.row_resolve(16384, "fp16", auto, h200, rule).STAGES)  -- 32 KiB
+    assert.equal(2, oplib.row_resolve(17408, "fp16", auto, h200, rule).STAGES)  -- 34 KiB
+    assert.equal(0, oplib.row_resolve(12288, "fp32", auto, h200, rule).STAGES)  -- 48 KiB
+    assert.equal(2, oplib.row_resolve(13312, "fp32", auto, h200, rule).STAGES)  -- 52 KiB
+    assert.equal(0, oplib.row_resolve(20480, "bf16", auto, h200, rule).STAGES)  -- no threshold given
+    rule.min_bytes = 16384
+    assert.equal(2, oplib.row_resolve(8192, "fp16", auto, h200, rule).STAGES)
+    assert.equal(0, oplib.row_resolve(8192, "fp16", auto, { cc_major = 8 }, rule).STAGES) -- no cp.async.bulk
+  end)
+  it("takes block, stages and fullvec per dtype too; fullvec only where it streams", function()
+    local rule = { dtypes = { fp16 = true, fp32 = true }, min_bytes = 16384, block = { fp16 = 512, fp32 = 0 },
+                   stages = 2, fullvec = { fp16 = 1 } }
+    local a = oplib.row_resolve(20480, "fp16", auto, h200, rule)
+    assert.same({ 512, 2, 1 }, { a.BLOCK, a.STAGES, a.FULLVEC })
+    local b = oplib.row_resolve(20480, "fp32", auto, h200, rule)
+    assert.same({ 0, 2 }, { b.BLOCK, b.STAGES })
+    assert.is_nil(b.FULLVEC)
+    local c = oplib.row_resolve(1024, "fp16", { TPR = 0, BLOCK = 0, RPG = 1, STAGES = -1, FULLVEC = 0 }, h200, rule)
+    assert.same({ 0, 0 }, { c.STAGES, c.FULLVEC }) -- 2 KiB rows: registers, FULLVEC as given
+  end)
+end)
