@@ -367,12 +367,12 @@ static void alloc_batch(measure *m) {
   if (W.kernel_ns == NULL || W.sms < sms) {
     free(W.kernel_ns); free(W.probe_mhz); free(W.probe_ns); free(W.busy_tmp);
     free(W.kernel_count); free(W.incomplete); free(W.ev); free(W.probe_host);
-    W.kernel_ns = calloc(n, sizeof(double));
+    W.kernel_ns = calloc(2 * n, sizeof(double)); /* CUPTI: the runs' ids, then the evictions' */
     W.probe_mhz = calloc(n, sizeof(double));
     W.probe_ns = calloc(n, sizeof(double));
     W.busy_tmp = calloc(n, sizeof(double));
-    W.kernel_count = calloc(n, sizeof(int));
-    W.incomplete = calloc(n, sizeof(int));
+    W.kernel_count = calloc(2 * n, sizeof(int));
+    W.incomplete = calloc(2 * n, sizeof(int));
     W.ev = calloc(3 * n, sizeof(int));
     W.probe_host = calloc(n * sms * 2, sizeof(unsigned long long));
     W.sms = sms;
@@ -429,7 +429,9 @@ static int mark(measure *m, int *next, int *last) {
 
 /* Enqueues n samples: per sample [event, eviction] event, run, event; clock probes before the
  * first sample and after every probe_stride samples (and after the last). Consecutive samples
- * share an event. The eviction sits between the first two events, outside the timed interval. */
+ * share an event. The eviction sits between the first two events, outside the timed interval.
+ * Under CUPTI, run i is tagged ext_base + i and its eviction ext_base + n + i, so the eviction's
+ * kernel time is known too (GPU busy time without launch gaps). */
 static void enqueue_batch(measure *m, size_t n, uint64_t ext_base) {
   const gpu_backend *gpu = m->gpu;
   size_t k = m->probe_stride ? m->probe_stride : 1;
@@ -440,7 +442,17 @@ static void enqueue_batch(measure *m, size_t n, uint64_t ext_base) {
     ev[0] = -1;
     if (m->flush_bytes) {
       ev[0] = mark(m, &next, &last);
-      TRY(m, launch_evict(m), m->evict_fn ? "cache eviction (evict.cu)" : "cache eviction (memset)");
+      int tag = m->cupti && m->evict_fn;
+      if (tag) TRY(m, cupti_push(ext_base + n + i), "tb.timer.measure");
+      gpu_status st = launch_evict(m);
+      if (tag) {
+        char keep[2048];
+        snprintf(keep, sizeof keep, "%s", gpu_last_error());
+        gpu_status pop = cupti_pop();
+        if (st == GPU_OK) st = pop;
+        else gpu_set_error(st, "%s", keep);
+      }
+      if (st != GPU_OK) measure_fail(m, st, m->evict_fn ? "cache eviction (evict.cu)" : "cache eviction (memset)");
       last = -1;
     }
     ev[1] = mark(m, &next, &last);
@@ -532,7 +544,7 @@ static double collect_batch(measure *m, size_t n, uint64_t ext_base, int keep) {
   int cupti_ok = m->cupti;
   if (m->cupti) {
     TRY(m, cupti_flush(), "reading CUPTI records");
-    gpu_status st = cupti_collect(ext_base, n, m->kernel_ns, m->kernel_count, m->incomplete);
+    gpu_status st = cupti_collect(ext_base, 2 * n, m->kernel_ns, m->kernel_count, m->incomplete);
     if (st != GPU_OK) measure_fail(m, st, "reading CUPTI records");
     size_t tagged = 0;
     for (size_t i = 0; i < n; i++) tagged += m->kernel_count[i] > 0 || m->incomplete[i] > 0;
@@ -560,7 +572,12 @@ static double collect_batch(measure *m, size_t n, uint64_t ext_base, int keep) {
     float run_ms = 0, evict_ms = 0;
     const int *ev = &m->ev[3 * i];
     TRY(m, gpu->event_elapsed_ms(&run_ms, R.events[ev[1]], R.events[ev[2]]), "reading events");
-    if (ev[0] >= 0) TRY(m, gpu->event_elapsed_ms(&evict_ms, R.events[ev[0]], R.events[ev[1]]), "reading events");
+    /* The eviction's time: its kernels by CUPTI where they were recorded, else its events (which
+     * also count the launch gaps around it: the memset eviction, the events clock). */
+    if (ev[0] >= 0 && cupti_ok && m->kernel_count[n + i] > 0 && m->incomplete[n + i] == 0)
+      evict_ms = (float)(m->kernel_ns[n + i] * 1e-6);
+    else if (ev[0] >= 0)
+      TRY(m, gpu->event_elapsed_ms(&evict_ms, R.events[ev[0]], R.events[ev[1]]), "reading events");
     double kernel_ms = cupti_ok ? m->kernel_ns[i] * 1e-6 : run_ms;
     double busy = (evict_ms + kernel_ms) * 1e-3;
     m->busy_tmp[i] = busy;
@@ -723,7 +740,7 @@ static int l_measure(lua_State *L) {
     size_t n = warm_left < BATCH_MAX ? warm_left : BATCH_MAX;
     TRY(m, ensure_events(m->gpu, 3 * n), "creating events");
     uint64_t base = R.next_ext_id;
-    R.next_ext_id += n;
+    R.next_ext_id += 2 * n; /* runs, then their evictions */
     double t0 = wall_now();
     m->probe_stride = 1;
     enqueue_batch(m, n, base);
@@ -762,7 +779,7 @@ static int l_measure(lua_State *L) {
     if (n > BATCH_MAX) n = BATCH_MAX;
     TRY(m, ensure_events(m->gpu, 3 * n), "creating events");
     uint64_t base = R.next_ext_id;
-    R.next_ext_id += n;
+    R.next_ext_id += 2 * n; /* runs, then their evictions */
     /* Clock probes around groups of samples covering about clock_interval of GPU time. */
     m->probe_stride = 1;
     if (m->probe_fn && m->o.clock_interval > 0 && est_busy > 0) {
