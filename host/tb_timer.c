@@ -46,6 +46,7 @@ typedef struct measure_opts {
   int flush_mode;       /* 0 read (evict.cu), 1 write (memset) */
   double flush_tlb_bytes; /* 0: no page sweep */
   int graph;
+  double graph_group;   /* samples per graph launch; 0: by the case */
   int clock;            /* 0 cupti, 1 events */
   int clock_check, sustained_clock;
   double throttle_threshold, clock_window_ns, clock_interval, sync_timeout;
@@ -54,7 +55,7 @@ typedef struct measure_opts {
 static const measure_opts default_opts = {
   .mode = 0, .warmup = -1, .repeat = 100, .min_samples = 10, .max_samples = 0, .max_noise = 0.005,
   .min_time = 0.05, .timeout = 15, .noise_plateau = 0.02, .flush = 1, .flush_bytes = -1, .flush_mode = 0,
-  .flush_tlb_bytes = 0, .graph = 1, .clock = 0, .clock_check = 1, .sustained_clock = 1, .throttle_threshold = 0.90,
+  .flush_tlb_bytes = 0, .graph = 1, .graph_group = 0, .clock = 0, .clock_check = 1, .sustained_clock = 1, .throttle_threshold = 0.90,
   .clock_window_ns = 2000, .clock_interval = 0.005, .sync_timeout = 60};
 
 typedef struct opt_desc {
@@ -94,6 +95,10 @@ static const opt_desc options[] = {
    "also read one word per 2 MiB page of a buffer this large in each eviction, to displace GPU "
    "TLB entries (0: off)"},
   {"graph", OPT_BOOLEAN, OFF(graph), NULL, 0, 0, "true", "replay the plan as one CUDA graph"},
+  {"graph_group", OPT_INTEGER, OFF(graph_group), NULL, 0, 1024, "0 (by the case)",
+   "graph mode: samples (eviction, events, run) captured into one graph launch; 0: as many as "
+   "cover about clock_interval of GPU time, at most 32; 1: one launch per run. Needs CUPTI and "
+   "the read eviction, whose kernels split the launch's records into samples"},
   {"clock", OPT_CHOICE, OFF(clock), "cupti events", 0, 0, "cupti",
    "reported clock: CUPTI kernel durations (falls back to events when CUPTI is unavailable) or events"},
   {"clock_check", OPT_BOOLEAN, OFF(clock_check), NULL, 0, 0, "true",
@@ -279,6 +284,9 @@ typedef struct measure {
   char clock_reason[1024];
   gpu_graph graph;
   char graph_reason[1024];
+  gpu_graph group_graph;     /* graph groups: `group` samples per launch (0/1: none) */
+  size_t group;
+  char group_reason[1024];
   size_t flush_bytes;
   size_t tlb_pages;          /* pages the eviction touches for the TLBs (flush_tlb_bytes / 2 MiB) */
   gpu_function *evict_fn, *pages_fn; /* read eviction (NULL: memset) */
@@ -311,6 +319,8 @@ typedef struct measure {
 static void measure_free(measure *m) {
   if (m->graph) m->gpu->graph_destroy(m->graph);
   m->graph = NULL;
+  if (m->group_graph) m->gpu->graph_destroy(m->group_graph);
+  m->group_graph = NULL;
   /* The batch arrays (kernel_ns ... busy_tmp) belong to the process: alloc_batch. */
   free(m->ms); free(m->ev_ms); free(m->clk); free(m->kpr); free(m->thr);
   m->thr = NULL;
@@ -432,11 +442,17 @@ static int mark(measure *m, int *next, int *last) {
  * share an event. The eviction sits between the first two events, outside the timed interval.
  * Under CUPTI, run i is tagged ext_base + i and its eviction ext_base + n + i, so the eviction's
  * kernel time is known too (GPU busy time without launch gaps). */
+static void enqueue_groups(measure *m, size_t n, uint64_t ext_base);
+
 static void enqueue_batch(measure *m, size_t n, uint64_t ext_base) {
   const gpu_backend *gpu = m->gpu;
   size_t k = m->probe_stride ? m->probe_stride : 1;
   int next = 0, last = -1;
   if (m->probe_fn) TRY(m, launch_probe(m, 0), "clock probe");
+  if (m->group > 1) {
+    enqueue_groups(m, n, ext_base);
+    return;
+  }
   for (size_t i = 0; i < n; i++) {
     int *ev = &m->ev[3 * i];
     ev[0] = -1;
@@ -473,6 +489,87 @@ static void enqueue_batch(measure *m, size_t n, uint64_t ext_base) {
       last = -1;
     }
   }
+}
+
+/* Graph groups: n (a multiple of group) samples as n / group launches of the group graph, each
+ * [E0 eviction E1 run E2 eviction E3 run ... E2G] with its event nodes re-pointed at this batch's
+ * events (2G + 1 a launch, none shared across launches), tagged ext_base + launch index; probes
+ * between launches, probe_stride being a multiple of group. */
+static void enqueue_groups(measure *m, size_t n, uint64_t ext_base) {
+  const gpu_backend *gpu = m->gpu;
+  size_t G = m->group, k = m->probe_stride ? m->probe_stride : G;
+  for (size_t g = 0; g * G < n; g++) {
+    size_t base = g * (2 * G + 1);
+    for (size_t e = 0; e <= 2 * G; e++)
+      TRY(m, gpu->graph_set_event(m->group_graph, e, R.events[base + e]), "pointing the graph's events");
+    for (size_t j = 0; j < G; j++) {
+      int *ev = &m->ev[3 * (g * G + j)];
+      ev[0] = (int)(base + 2 * j), ev[1] = (int)(base + 2 * j + 1), ev[2] = (int)(base + 2 * j + 2);
+    }
+    TRY(m, cupti_push(ext_base + g), "tb.timer.measure");
+    gpu_status st = gpu->graph_launch(m->group_graph, m->s);
+    char keep[2048];
+    snprintf(keep, sizeof keep, "%s", gpu_last_error());
+    gpu_status pop = cupti_pop();
+    if (st == GPU_OK) st = pop;
+    else gpu_set_error(st, "%s", keep);
+    if (st != GPU_OK) measure_fail(m, st, "running the graph of (eviction, run) samples");
+    size_t i = g * G + G - 1; /* the launch's last sample */
+    if (m->probe_fn && ((i + 1) % k == 0 || i + 1 == n)) TRY(m, launch_probe(m, i / k + 1), "clock probe");
+  }
+}
+
+/* Captures G samples (event, eviction, event, run; a closing event) into one graph. On failure
+ * the measurement goes on with a launch per run, and the reason is recorded. */
+static void setup_group(measure *m, size_t G) {
+  const gpu_backend *gpu = m->gpu;
+  TRY(m, ensure_events(gpu, 2 * G + 1), "creating events");
+  gpu_status st = gpu->capture_begin(m->s);
+  const char *what = "beginning the capture";
+  if (st == GPU_OK) {
+    for (size_t j = 0; j < G && st == GPU_OK; j++) {
+      what = "an event node";
+      if ((st = gpu->event_record_captured(R.events[2 * j], m->s)) != GPU_OK) break;
+      what = "the eviction";
+      if ((st = launch_evict(m)) != GPU_OK) break;
+      what = "an event node";
+      if ((st = gpu->event_record_captured(R.events[2 * j + 1], m->s)) != GPU_OK) break;
+      what = "the plan";
+      st = tb_plan_run(m->plan, m->s);
+    }
+    if (st == GPU_OK) {
+      what = "an event node";
+      st = gpu->event_record_captured(R.events[2 * G], m->s);
+    }
+    char why[2048];
+    snprintf(why, sizeof why, "%s", gpu_last_error());
+    gpu_graph g = NULL;
+    gpu_status end = gpu->capture_end_events(m->s, &g, R.events, 2 * G + 1); /* always ends the capture */
+    if (st != GPU_OK) {
+      if (g) gpu->graph_destroy(g);
+      gpu_set_error(st, "%s", why);
+    } else {
+      what = "ending the capture";
+      st = end;
+      m->group_graph = end == GPU_OK ? g : NULL;
+    }
+  }
+  if (st != GPU_OK) {
+    snprintf(m->group_reason, sizeof m->group_reason, "graph of %zu samples not captured (%s): %s", G, what,
+             gpu_last_error());
+    m->group_graph = NULL;
+    m->group = 1;
+    return;
+  }
+  m->group = G;
+}
+
+/* Leaves graph groups for a launch per run, saying why. */
+static void drop_groups(measure *m, const char *why) {
+  if (m->group_graph) m->gpu->graph_destroy(m->group_graph);
+  m->group_graph = NULL;
+  m->group = 1;
+  snprintf(m->group_reason, sizeof m->group_reason, "%s", why);
 }
 
 /* Waits for the batch. predicted_s is the batch's expected GPU time (samples x the median GPU busy
@@ -544,11 +641,25 @@ static double collect_batch(measure *m, size_t n, uint64_t ext_base, int keep) {
   int cupti_ok = m->cupti;
   if (m->cupti) {
     TRY(m, cupti_flush(), "reading CUPTI records");
-    gpu_status st = cupti_collect(ext_base, 2 * n, m->kernel_ns, m->kernel_count, m->incomplete);
+    gpu_status st = m->group > 1
+      ? cupti_collect_groups(ext_base, n / m->group, m->group, m->kernel_ns, m->kernel_count, m->incomplete)
+      : cupti_collect(ext_base, 2 * n, m->kernel_ns, m->kernel_count, m->incomplete);
     if (st != GPU_OK) measure_fail(m, st, "reading CUPTI records");
-    size_t tagged = 0;
-    for (size_t i = 0; i < n; i++) tagged += m->kernel_count[i] > 0 || m->incomplete[i] > 0;
-    if (tagged == 0 && tb_plan_kernel_count(m->plan) > 0) {
+    size_t tagged = 0, split = 0;
+    for (size_t i = 0; i < n; i++) {
+      tagged += m->kernel_count[i] > 0 || m->incomplete[i] > 0;
+      split += m->kernel_count[i] > 0 && m->incomplete[i] == 0;
+    }
+    if (m->group > 1 && 2 * split < n) {
+      /* The records of the graph launches did not split into samples: run a launch per run from
+       * the next batch on; this batch counts as warm-up (its busy time by events). */
+      char why[256];
+      snprintf(why, sizeof why, "CUPTI records of the graph launches split into samples for %zu of %zu samples; "
+               "a graph launch per run instead", split, n);
+      drop_groups(m, why);
+      keep = 0;
+      cupti_ok = 0;
+    } else if (tagged == 0 && tb_plan_kernel_count(m->plan) > 0) {
       /* No launch of this batch carried our id. Trace every API once; then give up on CUPTI. */
       if (!m->cupti_all_api && cupti_trace_all_api() == GPU_OK) {
         m->cupti_all_api = 1;
@@ -754,6 +865,25 @@ static int l_measure(lua_State *L) {
     warm_left -= n;
   }
 
+  /* Graph groups (graph mode with CUPTI and the read eviction): samples per launch covering about
+   * clock_interval of GPU time, by the warm-up's median busy time. */
+  m->group = 1;
+  if (m->graph && m->cupti && m->evict_fn && m->o.graph_group != 1) {
+    size_t G = (size_t)m->o.graph_group;
+    if (G == 0) {
+      double interval = m->o.clock_interval > 0 ? m->o.clock_interval : 0.005;
+      double k = est_busy > 0 ? floor(interval / est_busy) : 1;
+      G = k < 1 ? 1 : k > 32 ? 32 : (size_t)k;
+    }
+    if (G > 1) {
+      cupti_set_marker("tb_evict");
+      setup_group(m, G);
+    }
+  } else if (m->o.graph_group > 1) {
+    snprintf(m->group_reason, sizeof m->group_reason, "graph groups need %s",
+             !m->graph ? "graph mode" : !m->cupti ? "the CUPTI clock" : "the read eviction (flush_mode read)");
+  }
+
   tb_stop_reason reason = TB_STOP_CONTINUE;
   while (reason == TB_STOP_CONTINUE) {
     size_t n;
@@ -777,6 +907,10 @@ static int l_measure(lua_State *L) {
     }
     if (n < 1) n = 1;
     if (n > BATCH_MAX) n = BATCH_MAX;
+    if (m->group > 1) { /* whole launches of the group graph */
+      n = (n + m->group - 1) / m->group * m->group;
+      if (n > BATCH_MAX) n = BATCH_MAX / m->group * m->group;
+    }
     TRY(m, ensure_events(m->gpu, 3 * n), "creating events");
     uint64_t base = R.next_ext_id;
     R.next_ext_id += 2 * n; /* runs, then their evictions */
@@ -786,6 +920,7 @@ static int l_measure(lua_State *L) {
       double k = floor(m->o.clock_interval / est_busy);
       m->probe_stride = k < 1 ? 1 : k > BATCH_MAX ? BATCH_MAX : (size_t)k;
     }
+    if (m->group > 1) m->probe_stride = (m->probe_stride + m->group - 1) / m->group * m->group;
     double t0 = wall_now();
     enqueue_batch(m, n, base);
     double t1 = wall_now();
@@ -871,6 +1006,11 @@ static int l_measure(lua_State *L) {
   set_num(L, "throttle_threshold", m->o.throttle_threshold);
   lua_pushboolean(L, m->graph != NULL);
   lua_setfield(L, -2, "graph");
+  set_num(L, "graph_group", (double)(m->group > 1 ? m->group : 1));
+  if (m->group_reason[0]) {
+    lua_pushstring(L, m->group_reason);
+    lua_setfield(L, -2, "graph_group_reason");
+  }
   if (m->graph_reason[0]) {
     lua_pushstring(L, m->graph_reason);
     lua_setfield(L, -2, "graph_fallback_reason");

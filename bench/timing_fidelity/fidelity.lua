@@ -56,7 +56,7 @@ for i, c in ipairs(cases) do
 end
 
 local f = assert(io.open(out_path, 'w'))
-f:write('kernel,bytes,tilebench_us,events_us,n,noise,dropped_throttled,sm_clock_mhz,clock,graph,stop_reason,wall_s,gpu_busy_s,probe_s,evict_s,batches,probes,flush_mode,setup_s,enqueue_s,wait_s,collect_s,gpu_span_s\n')
+f:write('kernel,bytes,tilebench_us,events_us,n,noise,dropped_throttled,sm_clock_mhz,clock,graph,stop_reason,wall_s,gpu_busy_s,probe_s,evict_s,batches,probes,flush_mode,setup_s,enqueue_s,wait_s,collect_s,gpu_span_s,graph_group\n')
 local t0 = sys.monotonic()
 local busy, probe = 0, 0
 local parts = { setup_s = 0, enqueue_s = 0, wait_s = 0, collect_s = 0, gpu_span_s = 0 }
@@ -67,10 +67,11 @@ for i, c in ipairs(cases) do
   elseif what == 'sweep' or r.median >= 0.05 then
     busy, probe = busy + r.gpu_busy_s, probe + r.probe_s
     for k in pairs(parts) do parts[k] = parts[k] + r[k] end
-    f:write(string.format('%s,%d,%.4f,%.4f,%d,%.5f,%d,%.0f,%s,%s,%s,%.4f,%.4f,%.4f,%.4f,%d,%d,%s,%.4f,%.4f,%.4f,%.4f,%.4f\n',
+    f:write(string.format('%s,%d,%.4f,%.4f,%d,%.5f,%d,%.0f,%s,%s,%s,%.4f,%.4f,%.4f,%.4f,%d,%d,%s,%.4f,%.4f,%.4f,%.4f,%.4f,%d\n',
       c.name, c.bytes, r.median * 1e3, r.events_median * 1e3, r.n, r.noise, r.dropped_throttled, r.sm_clock_mhz or 0,
       r.clock, tostring(r.graph), r.stop_reason, r.wall_s, r.gpu_busy_s, r.probe_s, r.evict_s, r.batches, r.probes,
-      r.flush_mode, r.setup_s, r.enqueue_s, r.wait_s, r.collect_s, r.gpu_span_s))
+      r.flush_mode, r.setup_s, r.enqueue_s, r.wait_s, r.collect_s, r.gpu_span_s, r.graph_group))
+    if r.graph_group_reason then io.stderr:write(c.name, ': ', r.graph_group_reason, '\n') end
     if r.clock_fallback_reason then io.stderr:write('clock fallback: ', r.clock_fallback_reason, '\n') end
   end
 end

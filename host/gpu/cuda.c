@@ -30,7 +30,9 @@
   X(cuStreamQuery, 1) X(cuEventCreate, 1) X(cuEventDestroy, 1) X(cuEventRecord, 1)             \
   X(cuEventSynchronize, 1) X(cuEventElapsedTime, 1) X(cuStreamBeginCapture, 1)                 \
   X(cuStreamEndCapture, 1) X(cuGraphInstantiateWithFlags, 1) X(cuGraphLaunch, 1)               \
-  X(cuGraphExecDestroy, 1) X(cuGraphDestroy, 1) X(cuFuncGetParamInfo, 0)
+  X(cuGraphExecDestroy, 1) X(cuGraphDestroy, 1) X(cuFuncGetParamInfo, 0)                     \
+  X(cuEventRecordWithFlags, 0) X(cuGraphGetNodes, 0) X(cuGraphNodeGetType, 0)                  \
+  X(cuGraphEventRecordNodeGetEvent, 0) X(cuGraphExecEventRecordNodeSetEvent, 0)
 
 /* The pointer's type is the header prototype of the macro-expanded name (cuMemAlloc_v2). */
 #define DECLARE_POINTER(name, required) static __typeof__(name) *p_##name;
@@ -690,33 +692,119 @@ static gpu_status cuda_capture_begin(gpu_stream s) {
   return CU(cuStreamBeginCapture, ((CUstream)s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
 }
 
-static gpu_status cuda_capture_end(gpu_stream s, gpu_graph *g) {
+/* An instantiated graph; the template and the event-record nodes are kept only for graphs made
+ * by capture_end_events (graph_set_event needs both). */
+struct gpu_graph_s {
+  CUgraphExec exec;
+  CUgraph tmpl;
+  CUgraphNode *event_nodes;
+  size_t n_event_nodes;
+};
+
+static gpu_status end_capture(gpu_stream s, gpu_graph *g, const gpu_event *events, size_t n) {
   REQUIRE_DRIVER();
   *g = NULL;
   CUgraph graph = NULL;
   gpu_status st = CU(cuStreamEndCapture, ((CUstream)s, &graph));
   if (st != GPU_OK) return st;
-  CUgraphExec exec = NULL;
-  st = CU(cuGraphInstantiateWithFlags, (&exec, graph, 0));
-  /* The executable graph is independent of its template: keep only the exec. */
-  CUresult r = p_cuGraphDestroy(graph);
-  if (st != GPU_OK) return st;
-  if (r != CUDA_SUCCESS) {
-    p_cuGraphExecDestroy(exec);
-    return cu_error(r, "cuGraphDestroy", NULL);
+  struct gpu_graph_s *out = calloc(1, sizeof *out);
+  CUgraphNode *all = NULL;
+  if (out == NULL) {
+    p_cuGraphDestroy(graph);
+    return gpu_set_error(GPU_ERR_OOM, "graph capture: out of host memory");
   }
-  *g = (gpu_graph)exec;
+  if (events) { /* find the node recording each event */
+    size_t count = 0;
+    out->event_nodes = calloc(n ? n : 1, sizeof *out->event_nodes);
+    st = out->event_nodes ? CU(cuGraphGetNodes, (graph, NULL, &count))
+                          : gpu_set_error(GPU_ERR_OOM, "graph capture: out of host memory");
+    if (st == GPU_OK && (all = calloc(count ? count : 1, sizeof *all)) == NULL)
+      st = gpu_set_error(GPU_ERR_OOM, "graph capture: out of host memory");
+    if (st == GPU_OK) st = CU(cuGraphGetNodes, (graph, all, &count));
+    size_t found = 0;
+    for (size_t i = 0; st == GPU_OK && i < count; i++) {
+      CUgraphNodeType type;
+      if ((st = CU(cuGraphNodeGetType, (all[i], &type))) != GPU_OK || type != CU_GRAPH_NODE_TYPE_EVENT_RECORD) continue;
+      CUevent e = NULL;
+      if ((st = CU(cuGraphEventRecordNodeGetEvent, (all[i], &e))) != GPU_OK) break;
+      for (size_t k = 0; k < n; k++)
+        if ((CUevent)events[k] == e && out->event_nodes[k] == NULL) {
+          out->event_nodes[k] = all[i];
+          found++;
+          break;
+        }
+    }
+    if (st == GPU_OK && found != n)
+      st = gpu_set_error(GPU_ERR_INVALID, "graph capture: %zu of %zu recorded events became event-record nodes", found, n);
+    out->n_event_nodes = n;
+  }
+  free(all);
+  if (st == GPU_OK) st = CU(cuGraphInstantiateWithFlags, (&out->exec, graph, 0));
+  if (st != GPU_OK || !events) { /* a plain graph keeps only its exec */
+    char why[2048];
+    snprintf(why, sizeof why, "%s", gpu_last_error());
+    CUresult r = p_cuGraphDestroy(graph);
+    if (st == GPU_OK && r != CUDA_SUCCESS) st = cu_error(r, "cuGraphDestroy", NULL);
+    else if (st != GPU_OK) gpu_set_error(st, "%s", why);
+    if (st != GPU_OK) {
+      if (out->exec) p_cuGraphExecDestroy(out->exec);
+      free(out->event_nodes);
+      free(out);
+      return st;
+    }
+  } else {
+    out->tmpl = graph;
+  }
+  *g = out;
   return GPU_OK;
+}
+
+static gpu_status cuda_capture_end(gpu_stream s, gpu_graph *g) { return end_capture(s, g, NULL, 0); }
+
+static gpu_status cuda_capture_end_events(gpu_stream s, gpu_graph *g, const gpu_event *events, size_t n) {
+  if (p_cuGraphGetNodes == NULL || p_cuGraphNodeGetType == NULL || p_cuGraphEventRecordNodeGetEvent == NULL ||
+      p_cuGraphExecEventRecordNodeSetEvent == NULL) {
+    gpu_graph ignored = NULL; /* still end the capture */
+    if (end_capture(s, &ignored, NULL, 0) == GPU_OK) {
+      p_cuGraphExecDestroy(ignored->exec);
+      free(ignored);
+    }
+    return gpu_set_error(GPU_ERR_INVALID, "the driver lacks the graph event-node API (cuGraphExecEventRecordNodeSetEvent)");
+  }
+  return end_capture(s, g, events, n);
+}
+
+static gpu_status cuda_event_record_captured(gpu_event e, gpu_stream s) {
+  REQUIRE_DRIVER();
+  if (p_cuEventRecordWithFlags == NULL)
+    return gpu_set_error(GPU_ERR_INVALID, "the driver lacks cuEventRecordWithFlags");
+  return CU(cuEventRecordWithFlags, ((CUevent)e, (CUstream)s, CU_EVENT_RECORD_EXTERNAL));
+}
+
+static gpu_status cuda_graph_set_event(gpu_graph g, size_t i, gpu_event e) {
+  REQUIRE_DRIVER();
+  if (g->tmpl == NULL || i >= g->n_event_nodes)
+    return gpu_set_error(GPU_ERR_INVALID, "graph_set_event: node %zu of a graph with %zu event nodes", i,
+                         g->tmpl ? g->n_event_nodes : 0);
+  return CU(cuGraphExecEventRecordNodeSetEvent, (g->exec, g->event_nodes[i], (CUevent)e));
 }
 
 static gpu_status cuda_graph_launch(gpu_graph g, gpu_stream s) {
   REQUIRE_DRIVER();
-  return CU(cuGraphLaunch, ((CUgraphExec)g, (CUstream)s));
+  return CU(cuGraphLaunch, (g->exec, (CUstream)s));
 }
 
 static gpu_status cuda_graph_destroy(gpu_graph g) {
   REQUIRE_DRIVER();
-  return CU(cuGraphExecDestroy, ((CUgraphExec)g));
+  if (g == NULL) return GPU_OK;
+  gpu_status st = CU(cuGraphExecDestroy, (g->exec));
+  if (g->tmpl) {
+    CUresult r = p_cuGraphDestroy(g->tmpl);
+    if (st == GPU_OK && r != CUDA_SUCCESS) st = cu_error(r, "cuGraphDestroy", NULL);
+  }
+  free(g->event_nodes);
+  free(g);
+  return st;
 }
 
 static void *cuda_native_context(void) {
@@ -764,6 +852,9 @@ static const gpu_backend cuda_backend = {
   .capture_end = cuda_capture_end,
   .graph_launch = cuda_graph_launch,
   .graph_destroy = cuda_graph_destroy,
+  .event_record_captured = cuda_event_record_captured,
+  .capture_end_events = cuda_capture_end_events,
+  .graph_set_event = cuda_graph_set_event,
   .native_context = cuda_native_context,
   .native_stream = cuda_native_stream,
 };

@@ -13,7 +13,7 @@
 
 #define BUFFER_BYTES (8u << 20)
 
-typedef struct kernel_rec { uint32_t corr; uint64_t start, end; } kernel_rec;
+typedef struct kernel_rec { uint32_t corr; int marker; uint64_t start, end; } kernel_rec;
 typedef struct ext_rec { uint32_t corr; uint64_t ext; } ext_rec;
 
 static struct {
@@ -41,6 +41,8 @@ static ext_rec *exts;
 static size_t n_exts, cap_exts;
 static size_t dropped_records;
 static int store_oom;
+static char marker_prefix[64];
+static size_t marker_len;
 
 static const char *result_text(CUptiResult r) {
   const char *s = NULL;
@@ -78,9 +80,11 @@ static void keep_record(const CUpti_Activity *rec) {
   /* The fields read here sit at the same offsets in every kernel record version CUPTI has had
    * (CUpti_ActivityKernel4 .. 10), so reading through the oldest layout is safe. */
   if (rec->kind == CUPTI_ACTIVITY_KIND_KERNEL || rec->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+    /* name too (offset 104 in Kernel4 and Kernel10 alike); valid only while the buffer is read */
     const CUpti_ActivityKernel4 *k = (const CUpti_ActivityKernel4 *)rec;
     if (grow((void **)&kernels, &cap_kernels, n_kernels + 1, sizeof *kernels)) { store_oom = 1; return; }
-    kernels[n_kernels++] = (kernel_rec){k->correlationId, k->start, k->end};
+    int marker = marker_len > 0 && k->name && strncmp(k->name, marker_prefix, marker_len) == 0;
+    kernels[n_kernels++] = (kernel_rec){k->correlationId, marker, k->start, k->end};
   } else if (rec->kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) {
     const CUpti_ActivityExternalCorrelation *e = (const CUpti_ActivityExternalCorrelation *)rec;
     if (e->externalKind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) return;
@@ -271,6 +275,71 @@ gpu_status cupti_collect(uint64_t first_id, size_t n, double *kernel_ns, int *ke
       kernel_count[s]++;
     }
   }
+  forget_locked();
+  pthread_mutex_unlock(&store_lock);
+  return st;
+}
+
+void cupti_set_marker(const char *prefix) {
+  pthread_mutex_lock(&store_lock);
+  snprintf(marker_prefix, sizeof marker_prefix, "%s", prefix ? prefix : "");
+  marker_len = strlen(marker_prefix);
+  pthread_mutex_unlock(&store_lock);
+}
+
+typedef struct group_rec { size_t group; int marker, bad; uint64_t start, end; } group_rec;
+
+static int cmp_group_rec(const void *a, const void *b) {
+  const group_rec *x = a, *y = b;
+  if (x->group != y->group) return (x->group > y->group) - (x->group < y->group);
+  return (x->start > y->start) - (x->start < y->start);
+}
+
+gpu_status cupti_collect_groups(uint64_t first_id, size_t groups, size_t per, double *kernel_ns, int *kernel_count,
+                                int *incomplete) {
+  size_t total = groups * per;
+  for (size_t i = 0; i < 2 * total; i++) kernel_ns[i] = 0, kernel_count[i] = 0, incomplete[i] = 0;
+  pthread_mutex_lock(&store_lock);
+  gpu_status st = GPU_OK;
+  group_rec *recs = NULL;
+  if (dropped_records > 0) {
+    st = gpu_set_error(GPU_ERR_OTHER, "CUPTI dropped %zu activity records (buffers full)", dropped_records);
+  } else if (store_oom) {
+    st = gpu_set_error(GPU_ERR_OOM, "CUPTI records: out of host memory");
+  } else if ((recs = malloc((n_kernels ? n_kernels : 1) * sizeof *recs)) == NULL) {
+    st = gpu_set_error(GPU_ERR_OOM, "CUPTI records: out of host memory");
+  } else {
+    qsort(exts, n_exts, sizeof *exts, cmp_ext);
+    size_t m = 0;
+    for (size_t i = 0; i < n_kernels; i++) {
+      ext_rec key = {kernels[i].corr, 0};
+      const ext_rec *e = bsearch(&key, exts, n_exts, sizeof *exts, cmp_ext);
+      if (e == NULL || e->ext < first_id || e->ext - first_id >= groups) continue;
+      int bad = kernels[i].start == 0 || kernels[i].end < kernels[i].start;
+      recs[m++] = (group_rec){(size_t)(e->ext - first_id), kernels[i].marker, bad, kernels[i].start, kernels[i].end};
+    }
+    qsort(recs, m, sizeof *recs, cmp_group_rec);
+    /* Walk each launch in start order: a marker after a non-marker (or first) opens a sample. */
+    for (size_t i = 0; i < m;) {
+      size_t g = recs[i].group, j = i;
+      long sample = -1;
+      int prev_marker = 0, broken = 0;
+      for (; j < m && recs[j].group == g; j++) {
+        const group_rec *r = &recs[j];
+        if (r->bad) broken = 1;
+        if (r->marker && !prev_marker) sample++;
+        prev_marker = r->marker;
+        if (sample < 0 || sample >= (long)per) { broken = 1; continue; }
+        size_t at = g * per + (size_t)sample + (r->marker ? total : 0);
+        kernel_ns[at] += (double)(r->end - r->start);
+        kernel_count[at]++;
+      }
+      if (broken || sample + 1 != (long)per)
+        for (size_t s2 = 0; s2 < per; s2++) incomplete[g * per + s2] = 1;
+      i = j;
+    }
+  }
+  free(recs);
   forget_locked();
   pthread_mutex_unlock(&store_lock);
   return st;

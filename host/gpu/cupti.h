@@ -34,6 +34,19 @@ gpu_status cupti_flush(void);
  * gathered so far (call after cupti_flush). GPU_ERR_OTHER when CUPTI dropped records. */
 gpu_status cupti_collect(uint64_t first_id, size_t n, double *kernel_ns, int *kernels,
                          int *incomplete);
+/* Kernels whose function name starts with prefix are markers (the timer's eviction kernels,
+ * which open each sample of a graph group). Applies to records kept from then on. */
+void cupti_set_marker(const char *prefix);
+
+/* For graph launches tagged first_id .. first_id + groups - 1, each holding `per` samples laid out
+ * as [marker kernels, other kernels] in stream order: for sample j = g * per + s (j < N = groups
+ * * per) the other kernels' summed durations (ns) in kernel_ns[j], their count in kernels[j], and
+ * the markers' in kernel_ns[N + j], kernels[N + j]. A launch whose records do not split into `per`
+ * samples, or lack timestamps, marks each of its samples incomplete (incomplete[j] = 1). Forgets
+ * every record gathered so far. Arrays hold 2 * N entries. */
+gpu_status cupti_collect_groups(uint64_t first_id, size_t groups, size_t per, double *kernel_ns, int *kernels,
+                                int *incomplete);
+
 /* Forgets every record gathered so far. */
 void cupti_discard(void);
 

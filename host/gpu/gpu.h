@@ -130,6 +130,15 @@ typedef struct gpu_backend {
   gpu_status (*capture_end)(gpu_stream s, gpu_graph *g);
   gpu_status (*graph_launch)(gpu_graph g, gpu_stream s);
   gpu_status (*graph_destroy)(gpu_graph g);
+  /* Event nodes in a captured graph, re-pointed per launch (timing events inside a graph):
+   * event_record_captured records e during a capture as an event-record node
+   * (cuEventRecordWithFlags, CU_EVENT_RECORD_EXTERNAL); capture_end_events is capture_end that
+   * also finds the node of each of the n events so recorded (events[i]: node i) and keeps what
+   * graph_set_event needs; graph_set_event makes node i record e from the next launch on
+   * (launches already enqueued keep their events). GPU_ERR_INVALID where the driver lacks them. */
+  gpu_status (*event_record_captured)(gpu_event e, gpu_stream s);
+  gpu_status (*capture_end_events)(gpu_stream s, gpu_graph *g, const gpu_event *events, size_t n);
+  gpu_status (*graph_set_event)(gpu_graph g, size_t i, gpu_event e);
 
   /* Raw handles for sibling layers (CUPTI, cuBLASLt) that need the driver's own types. */
   void *(*native_context)(void);

@@ -1,5 +1,6 @@
--- tb.timer on a GPU: graph replay and eager launches agree within noise on a ~1 ms kernel; the
--- fixed protocol keeps exactly `repeat` samples; the clock check reports a plausible SM clock.
+-- tb.timer on a GPU: graph replay and eager launches agree within noise on a ~1 ms kernel; graph
+-- groups (samples per launch) agree with a launch per run; the fixed protocol keeps exactly
+-- `repeat` samples; the clock check reports a plausible SM clock.
 -- Exit 77 without a GPU.
 local device = require('tb.device')
 local ok_dev, why = device.available()
@@ -41,6 +42,31 @@ check(g.graph == true, 'graph mode used (' .. tostring(g.graph_fallback_reason) 
 check(e.graph == false and e.graph_fallback_reason == nil, 'eager mode used when asked')
 local tol = math.max(3 * math.max(g.noise, e.noise), 0.01)
 check(math.abs(g.median - e.median) <= tol * e.median, string.format('graph and eager agree within %.2f %%', tol * 100))
+
+-- Graph groups: several (eviction, run) samples per graph launch, split by CUPTI records. A ~20 us
+-- kernel timed in groups of 8 and with a launch per run must agree, sample for sample.
+local cupti_ok = timer.cupti().available
+local small = plan(math.max(50, iters // 50))
+local g8 = assert(timer.measure(small, { graph_group = 8 }))
+local g1 = assert(timer.measure(small, { graph_group = 1 }))
+print(string.format('graph groups: 8 per launch %.4f ms (n %d, events %.4f, kernels/run %g, %s)  1 per launch %.4f ms (n %d)',
+  g8.median, g8.n, g8.events_median, g8.kernels_per_run, tostring(g8.graph_group_reason), g1.median, g1.n))
+if cupti_ok then
+  check(g8.graph_group == 8 and g8.graph_group_reason == nil, 'graph groups of 8 used: ' .. tostring(g8.graph_group_reason))
+  check(g8.n % 8 == 0 or g8.stop_reason == 'repeat', 'whole launches of 8 samples')
+  check(g8.kernels_per_run == 1 and g8.dropped_incomplete == 0, 'each sample of a launch holds its one kernel')
+  check(g8.evict_s > 0 and g8.gpu_busy_s > g8.evict_s, 'evictions inside the graph are timed apart from the run')
+  local tol8 = math.max(3 * math.max(g8.noise, g1.noise), 0.02)
+  check(math.abs(g8.median - g1.median) <= tol8 * g1.median,
+    string.format('grouped and per-run samples agree within %.1f %%', tol8 * 100))
+  check(g8.events_median >= g8.median, 'the events of a grouped sample bracket its kernel')
+  local d = assert(timer.measure(small, {}))
+  check(d.graph_group > 1, 'the default groups a short kernel (' .. tostring(d.graph_group) .. ')')
+end
+check(g1.graph_group == 1, 'graph_group = 1 launches per run')
+local nf = assert(timer.measure(small, { graph_group = 4, flush = false }))
+check(nf.graph_group == 1 and nf.graph_group_reason and nf.graph_group_reason:find('eviction'),
+  'no eviction, no groups, and the reason says so: ' .. tostring(nf.graph_group_reason))
 
 local f = assert(timer.measure(p, { mode = 'fixed', warmup = 5, ['repeat'] = 30 }))
 check(f.mode == 'fixed' and f.n == 30 and f.stop_reason == 'repeat' and f.warmup == 5, 'fixed protocol keeps exactly repeat samples')
