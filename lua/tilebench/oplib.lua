@@ -83,8 +83,11 @@ function M.row_layout(cols, dtype, cfg)
   local vec = M.ROW_VEC[dtype]
   local tpr = cfg.TPR
   if tpr == 0 then
+    -- At least 4 vectors a thread, up to 512 threads a row; 1024 only where 512 would need more
+    -- than 16 vectors. (H200, 2026-11-29: 1024 threads with 3 vectors each made fp32 rows of
+    -- 8704-10240 elements 1.5x slower than 512 with 5; PERFORMANCE.md.)
     tpr = 32
-    while tpr < 1024 and tpr * vec * 4 < cols do tpr = tpr * 2 end
+    while tpr < 1024 and ((tpr < 512 and tpr * vec * 4 < cols) or tpr * vec * 16 < cols) do tpr = tpr * 2 end
   end
   local block = cfg.BLOCK == 0 and math.max(tpr, 128) or cfg.BLOCK
   return tpr, block, math.max(1, (cols + tpr * vec - 1) // (tpr * vec))

@@ -28,9 +28,10 @@ local reference, cuda = oplib.rowwise {
   -- H200, N = 20480 (docs/KERNELS.md): fp16 56.0 / fp32 53.4 us streamed (automatic block, 2 slots) vs 73.5 / 63.9
   -- in registers with the automatic layout. Over the whole grid (PERFORMANCE.md, runs A and B) streaming is
   -- 7-22 % slower for rows under 34 KiB (fp16) and 52 KiB (fp32), 14-24 % faster from there up. Autotune of
-  -- 2026-11-29 (bound checks per vector, FULLVEC): fp16 38.0 us with 512 threads, fp32 50.0 us automatic, 2 slots
+  -- 2026-11-29 (bound checks per vector, FULLVEC): fp16 38.0 us with 512 threads, fp32 50.0 us with 1024 (the
+  -- automatic block then; 512 was 10-13 % slower from N = 15360 up), 2 slots
   stream = { dtypes = { fp16 = true, fp32 = true }, min_bytes = { fp16 = 34816, fp32 = 53248 },
-             block = { fp16 = 512, fp32 = 0 }, stages = 2, fullvec = 1 },
+             block = { fp16 = 512, fp32 = 1024 }, stages = 2, fullvec = 1 },
 }
 op.reference = reference
 op.implementations = { cuda = cuda }

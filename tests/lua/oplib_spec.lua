@@ -25,7 +25,11 @@ describe("oplib.row_layout", function()
     local tpr, block, nv = oplib.row_layout(512, "fp32", oplib.ROW_DEFAULT)
     assert.same({ 32, 128, 4 }, { tpr, block, nv })
     tpr, block, nv = oplib.row_layout(20480, "fp16", oplib.ROW_DEFAULT)
-    assert.same({ 1024, 1024, 3 }, { tpr, block, nv })
+    assert.same({ 512, 512, 5 }, { tpr, block, nv })   -- 512 threads at most while 16 vectors suffice
+    tpr, block, nv = oplib.row_layout(10240, "fp32", oplib.ROW_DEFAULT)
+    assert.same({ 512, 512, 5 }, { tpr, block, nv })
+    tpr, block, nv = oplib.row_layout(131072, "fp16", oplib.ROW_DEFAULT)
+    assert.same({ 1024, 1024, 16 }, { tpr, block, nv }) -- 512 would need 32 vectors a thread
   end)
   it("keeps explicit layouts and rejects those that cannot run", function()
     assert.is_true(oplib.row_layout_fits(10240, "fp32", { TPR = 256, BLOCK = 512 }))
