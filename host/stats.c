@@ -141,3 +141,15 @@ void tb_stop_run_stream(const tb_stop_rule *rule, const tb_stream_sample *s, siz
     if (out->reason != TB_STOP_CONTINUE) return;
   }
 }
+
+int tb_split_samples(const int *marker, size_t m, size_t per, long *sample_of) {
+  long sample = -1;
+  int prev_marker = 0, ok = 1;
+  for (size_t i = 0; i < m; i++) {
+    if (marker[i] && !prev_marker) sample++;
+    prev_marker = marker[i];
+    if (sample < 0 || sample >= (long)per) ok = 0;
+    sample_of[i] = sample;
+  }
+  return ok && sample + 1 == (long)per ? 0 : -1;
+}

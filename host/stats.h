@@ -75,6 +75,13 @@ int tb_sample_throttled(double clock_mhz, double max_mhz, double threshold);
  * those dropped before included, and the result says so. min == 0 disables the rule. */
 int tb_clock_sustained(size_t kept, size_t dropped, size_t min);
 
+/* Splits the kernels of one graph launch holding `per` samples, in start order, into samples:
+ * each run of marker kernels (the eviction) opens the next sample and the kernels after it belong
+ * to that sample. sample_of[i] receives kernel i's sample (0-based). Returns 0 when the launch
+ * splits into exactly `per` samples, each opened by a marker; -1 otherwise (a kernel before the
+ * first marker, or too few or too many samples). */
+int tb_split_samples(const int *marker, size_t m, size_t per, long *sample_of);
+
 /* A synthetic or recorded stream of samples, fed one by one through the throttle filter and the
  * stopping rule: what the timer does, without a GPU. */
 typedef struct tb_stream_sample {

@@ -3,6 +3,8 @@
  * flush, so the record store is guarded by a mutex. */
 #include "cupti.h"
 
+#include "stats.h"
+
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -319,25 +321,29 @@ gpu_status cupti_collect_groups(uint64_t first_id, size_t groups, size_t per, do
       recs[m++] = (group_rec){(size_t)(e->ext - first_id), kernels[i].marker, bad, kernels[i].start, kernels[i].end};
     }
     qsort(recs, m, sizeof *recs, cmp_group_rec);
-    /* Walk each launch in start order: a marker after a non-marker (or first) opens a sample. */
-    for (size_t i = 0; i < m;) {
+    /* Each launch's records in start order, split into samples at the markers (stats.c). */
+    int *marks = malloc((m ? m : 1) * sizeof *marks);
+    long *sample_of = malloc((m ? m : 1) * sizeof *sample_of);
+    if (marks == NULL || sample_of == NULL) st = gpu_set_error(GPU_ERR_OOM, "CUPTI records: out of host memory");
+    for (size_t i = 0; st == GPU_OK && i < m;) {
       size_t g = recs[i].group, j = i;
-      long sample = -1;
-      int prev_marker = 0, broken = 0;
+      int broken = 0;
       for (; j < m && recs[j].group == g; j++) {
-        const group_rec *r = &recs[j];
-        if (r->bad) broken = 1;
-        if (r->marker && !prev_marker) sample++;
-        prev_marker = r->marker;
-        if (sample < 0 || sample >= (long)per) { broken = 1; continue; }
-        size_t at = g * per + (size_t)sample + (r->marker ? total : 0);
-        kernel_ns[at] += (double)(r->end - r->start);
+        marks[j - i] = recs[j].marker;
+        broken |= recs[j].bad;
+      }
+      if (tb_split_samples(marks, j - i, per, sample_of) != 0) broken = 1;
+      for (size_t r = i; !broken && r < j; r++) {
+        size_t at = g * per + (size_t)sample_of[r - i] + (recs[r].marker ? total : 0);
+        kernel_ns[at] += (double)(recs[r].end - recs[r].start);
         kernel_count[at]++;
       }
-      if (broken || sample + 1 != (long)per)
+      if (broken)
         for (size_t s2 = 0; s2 < per; s2++) incomplete[g * per + s2] = 1;
       i = j;
     }
+    free(marks);
+    free(sample_of);
   }
   free(recs);
   forget_locked();

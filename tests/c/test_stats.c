@@ -225,6 +225,22 @@ static void test_sustained_clock(void) {
   free(s);
 }
 
+/* Graph groups: a launch's kernels in start order, split at the eviction (marker) kernels. */
+static void test_split_samples(void) {
+  long of[16];
+  const int two[] = {1, 0, 1, 0}; /* eviction, run, eviction, run */
+  CHECK(tb_split_samples(two, 4, 2, of) == 0 && of[0] == 0 && of[1] == 0 && of[2] == 1 && of[3] == 1);
+  const int pages[] = {1, 1, 0, 0, 1, 1, 0, 0}; /* read + page sweep, a two-kernel plan */
+  CHECK(tb_split_samples(pages, 8, 2, of) == 0 && of[1] == 0 && of[3] == 0 && of[4] == 1 && of[7] == 1);
+  const int early[] = {0, 1, 0}; /* a kernel before any eviction */
+  CHECK(tb_split_samples(early, 3, 1, of) != 0);
+  CHECK(tb_split_samples(two, 4, 3, of) != 0); /* too few samples */
+  CHECK(tb_split_samples(two, 4, 1, of) != 0); /* too many */
+  const int bare[] = {1, 1, 0, 1}; /* a sample whose run left no record still counts as opened */
+  CHECK(tb_split_samples(bare, 4, 2, of) == 0 && of[3] == 1);
+  CHECK(tb_split_samples(two, 0, 1, of) != 0); /* nothing recorded */
+}
+
 static void test_fixed_rule(void) {
   tb_stop_rule rule = {.adaptive = 0, .repeat = 100, .timeout_s = 15};
   tb_stream_sample *s = make_stream(1000, 0.3, 1980); /* noise is irrelevant to the fixed rule */
@@ -250,6 +266,7 @@ int main(void) {
   test_mild_noise_converges();
   test_throttled_samples_dropped();
   test_sustained_clock();
+  test_split_samples();
   test_fixed_rule();
   if (failures) {
     fprintf(stderr, "%d check(s) failed\n", failures);
