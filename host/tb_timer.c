@@ -437,6 +437,17 @@ static int mark(measure *m, int *next, int *last) {
   return *last;
 }
 
+/* Pops the CUPTI id pushed around a launch. The launch's own failure (st), if any, wins and
+ * keeps its message. */
+static gpu_status pop_after(gpu_status st) {
+  char keep[2048];
+  snprintf(keep, sizeof keep, "%s", gpu_last_error());
+  gpu_status pop = cupti_pop();
+  if (st == GPU_OK) return pop;
+  gpu_set_error(st, "%s", keep);
+  return st;
+}
+
 /* Enqueues n samples: per sample [event, eviction] event, run, event; clock probes before the
  * first sample and after every probe_stride samples (and after the last). Consecutive samples
  * share an event. The eviction sits between the first two events, outside the timed interval.
@@ -461,26 +472,14 @@ static void enqueue_batch(measure *m, size_t n, uint64_t ext_base) {
       int tag = m->cupti && m->evict_fn;
       if (tag) TRY(m, cupti_push(ext_base + n + i), "tb.timer.measure");
       gpu_status st = launch_evict(m);
-      if (tag) {
-        char keep[2048];
-        snprintf(keep, sizeof keep, "%s", gpu_last_error());
-        gpu_status pop = cupti_pop();
-        if (st == GPU_OK) st = pop;
-        else gpu_set_error(st, "%s", keep);
-      }
+      if (tag) st = pop_after(st);
       if (st != GPU_OK) measure_fail(m, st, m->evict_fn ? "cache eviction (evict.cu)" : "cache eviction (memset)");
       last = -1;
     }
     ev[1] = mark(m, &next, &last);
     if (m->cupti) TRY(m, cupti_push(ext_base + i), "tb.timer.measure");
     gpu_status st = m->graph ? gpu->graph_launch(m->graph, m->s) : tb_plan_run(m->plan, m->s);
-    if (m->cupti) {
-      char keep[2048];
-      snprintf(keep, sizeof keep, "%s", gpu_last_error());
-      gpu_status pop = cupti_pop();
-      if (st == GPU_OK) st = pop;
-      else gpu_set_error(st, "%s", keep);
-    }
+    if (m->cupti) st = pop_after(st);
     if (st != GPU_OK) measure_fail(m, st, m->graph ? "running the plan's graph" : "running the plan");
     last = -1;
     ev[2] = mark(m, &next, &last);
@@ -507,12 +506,7 @@ static void enqueue_groups(measure *m, size_t n, uint64_t ext_base) {
       ev[0] = (int)(base + 2 * j), ev[1] = (int)(base + 2 * j + 1), ev[2] = (int)(base + 2 * j + 2);
     }
     TRY(m, cupti_push(ext_base + g), "tb.timer.measure");
-    gpu_status st = gpu->graph_launch(m->group_graph, m->s);
-    char keep[2048];
-    snprintf(keep, sizeof keep, "%s", gpu_last_error());
-    gpu_status pop = cupti_pop();
-    if (st == GPU_OK) st = pop;
-    else gpu_set_error(st, "%s", keep);
+    gpu_status st = pop_after(gpu->graph_launch(m->group_graph, m->s));
     if (st != GPU_OK) measure_fail(m, st, "running the graph of (eviction, run) samples");
     size_t i = g * G + G - 1; /* the launch's last sample */
     if (m->probe_fn && ((i + 1) % k == 0 || i + 1 == n)) TRY(m, launch_probe(m, i / k + 1), "clock probe");
