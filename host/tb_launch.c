@@ -8,6 +8,9 @@
  *     { fn = <tb.function>, grid = {gx [, gy, gz]}, block = {bx [, by, bz]}, smem = bytes,
  *       args = { tensor | scalar | number (where the function declares the width) } }
  *     { call = <userdata whose metatable has __tb_run = lightuserdata(tb_native_run_fn)> }
+ *   tb.launch.tensormap(tensor, {dims = {...}, strides = {...}, box = {...} [, swizzle = 128]})
+ *     -> the 128 bytes of a TMA tensor map (a string) over the tensor's memory: dims and box in
+ *     elements, innermost first; strides in bytes of dims 2..n; checked against the tensor's size
  *   plan:run([sync = true])   runs once on tb's stream; synchronizes and raises on error
  *   plan:steps() -> count      plan:kernels() -> kernel launches per run
  *   plan:describe() -> { {kind = "kernel", name, grid, block, smem, nargs} | {kind = "call", name} }
@@ -463,6 +466,63 @@ static int plan_tostring(lua_State *L) {
   return 1;
 }
 
+/* ---- TMA tensor maps ---------------------------------------------------------------------- */
+
+/* Reads the integer list t[field] (1..max entries, each in [lo, hi]) into out; returns its length. */
+static int int_list(lua_State *L, int t, const char *field, int max, uint64_t lo, uint64_t hi, uint64_t *out) {
+  if (lua_getfield(L, t, field) != LUA_TTABLE) luaL_error(L, "tensormap: %s must be a list of integers", field);
+  int n = (int)luaL_len(L, -1);
+  if (n > max) luaL_error(L, "tensormap: %s has %d entries (at most %d)", field, n, max);
+  for (int i = 1; i <= n; i++) {
+    lua_rawgeti(L, -1, i);
+    int isint;
+    lua_Integer v = lua_tointegerx(L, -1, &isint);
+    if (!isint || v < 0 || (uint64_t)v < lo || (uint64_t)v > hi)
+      luaL_error(L, "tensormap: %s[%d] must be an integer in [%I, %I]", field, i, (lua_Integer)lo, (lua_Integer)hi);
+    out[i - 1] = (uint64_t)v;
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  return n;
+}
+
+static int l_tensormap(lua_State *L) {
+  tb_tensor *t = tb_check_tensor(L, 1);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  gpu_tensormap_spec sp;
+  memset(&sp, 0, sizeof sp);
+  sp.elem_bytes = tb_dtypes[t->dtype].size;
+  sp.address = tb_tensor_ptr(t);
+  uint64_t box[5];
+  sp.rank = int_list(L, 2, "dims", 5, 1, (uint64_t)1 << 32, sp.dims);
+  if (sp.rank < 1) luaL_error(L, "tensormap: dims is empty");
+  int nstr = int_list(L, 2, "strides", 4, 16, ((uint64_t)1 << 40) - 1, sp.strides);
+  int nbox = int_list(L, 2, "box", 5, 1, 256, box);
+  if (nstr != sp.rank - 1) luaL_error(L, "tensormap: %d dims need %d strides, %d given", sp.rank, sp.rank - 1, nstr);
+  if (nbox != sp.rank) luaL_error(L, "tensormap: %d dims need %d box sizes, %d given", sp.rank, sp.rank, nbox);
+  for (int i = 0; i < sp.rank; i++) sp.box[i] = (uint32_t)box[i];
+  lua_getfield(L, 2, "swizzle");
+  sp.swizzle = lua_isnil(L, -1) ? 0 : (int)luaL_checkinteger(L, -1);
+  lua_pop(L, 1);
+  if (sp.address % 16 != 0) luaL_error(L, "tensormap: the tensor's address is not 16-byte aligned");
+  for (int i = 0; i < sp.rank - 1; i++)
+    if (sp.strides[i] % 16 != 0) luaL_error(L, "tensormap: strides[%d] = %I is not a multiple of 16 bytes", i + 1,
+                                            (lua_Integer)sp.strides[i]);
+  if (sp.swizzle > 0 && sp.box[0] * (uint64_t)sp.elem_bytes > (uint64_t)sp.swizzle)
+    luaL_error(L, "tensormap: the inner box (%d x %d bytes) exceeds the %d-byte swizzle", (int)sp.box[0],
+               sp.elem_bytes, sp.swizzle);
+  /* the last element the map can address must lie inside the tensor */
+  uint64_t last = sp.dims[0] * (uint64_t)sp.elem_bytes;
+  for (int i = 1; i < sp.rank; i++) last += (sp.dims[i] - 1) * sp.strides[i - 1];
+  if (last > tb_tensor_nbytes(t))
+    luaL_error(L, "tensormap: dims and strides reach %I bytes but the tensor has %I", (lua_Integer)last,
+               (lua_Integer)tb_tensor_nbytes(t));
+  _Alignas(64) unsigned char map[GPU_TENSORMAP_BYTES];
+  tb_check_gpu(L, tb_gpu(L)->tensormap_encode(map, &sp));
+  lua_pushlstring(L, (const char *)map, sizeof map);
+  return 1;
+}
+
 static const luaL_Reg plan_methods[] = {
   {"run", plan_run}, {"steps", plan_steps}, {"kernels", plan_kernels}, {"describe", plan_describe},
   {"close", plan_gc}, {NULL, NULL}};
@@ -472,7 +532,7 @@ static const luaL_Reg plan_meta[] = {
 
 static const luaL_Reg functions[] = {
   {"i32", l_i32}, {"i64", l_i64}, {"u32", l_u32}, {"u64", l_u64}, {"f32", l_f32}, {"f64", l_f64},
-  {"value", l_value}, {"plan", l_plan}, {NULL, NULL}};
+  {"value", l_value}, {"plan", l_plan}, {"tensormap", l_tensormap}, {NULL, NULL}};
 
 int luaopen_tb_launch(lua_State *L);
 int luaopen_tb_launch(lua_State *L) {

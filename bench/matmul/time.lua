@@ -21,7 +21,10 @@ end
 local EXTRA = { -- configurations timed besides the default (the autotune space's likely winners)
   { VARIANT = "wgmma2", BN = 128, STAGES = 3 }, { VARIANT = "wgmma", BN = 128, STAGES = 4 },
   { VARIANT = "wgmma", BN = 256, STAGES = 4 }, { VARIANT = "ws", BN = 128, STAGES = 5 },
-  { VARIANT = "ws", BN = 256, STAGES = 4 },
+  { VARIANT = "ws", BN = 256, STAGES = 4 }, { VARIANT = "tma", BN = 128, STAGES = 4 },
+  { VARIANT = "tma", BN = 128, STAGES = 6 }, { VARIANT = "tma", BN = 256, STAGES = 3 },
+  { VARIANT = "tma", BN = 256, STAGES = 4 }, { VARIANT = "pp", BN = 128, STAGES = 4 },
+  { VARIANT = "pp", BN = 128, STAGES = 5 }, { VARIANT = "pp", BN = 128, STAGES = 6 },
 }
 local quick, ops, dtypes = false, { "matmul_fp32_fp16_fp8", "batched_matmul" }, nil
 local i = 1

@@ -32,7 +32,8 @@
   X(cuStreamEndCapture, 1) X(cuGraphInstantiateWithFlags, 1) X(cuGraphLaunch, 1)               \
   X(cuGraphExecDestroy, 1) X(cuGraphDestroy, 1) X(cuFuncGetParamInfo, 0)                     \
   X(cuEventRecordWithFlags, 0) X(cuGraphGetNodes, 0) X(cuGraphNodeGetType, 0)                  \
-  X(cuGraphEventRecordNodeGetEvent, 0) X(cuGraphExecEventRecordNodeSetEvent, 0)
+  X(cuGraphEventRecordNodeGetEvent, 0) X(cuGraphExecEventRecordNodeSetEvent, 0)               \
+  X(cuTensorMapEncodeTiled, 0)
 
 /* The pointer's type is the header prototype of the macro-expanded name (cuMemAlloc_v2). */
 #define DECLARE_POINTER(name, required) static __typeof__(name) *p_##name;
@@ -807,6 +808,48 @@ static gpu_status cuda_graph_destroy(gpu_graph g) {
   return st;
 }
 
+static gpu_status cuda_tensormap_encode(void *out, const gpu_tensormap_spec *sp) {
+  REQUIRE_DRIVER();
+  if (p_cuTensorMapEncodeTiled == NULL)
+    return gpu_set_error(GPU_ERR_INVALID, "the driver lacks cuTensorMapEncodeTiled (TMA needs CUDA 12)");
+  CUtensorMapDataType type;
+  switch (sp->elem_bytes) {
+    case 1: type = CU_TENSOR_MAP_DATA_TYPE_UINT8; break;
+    case 2: type = CU_TENSOR_MAP_DATA_TYPE_UINT16; break;
+    case 4: type = CU_TENSOR_MAP_DATA_TYPE_UINT32; break;
+    case 8: type = CU_TENSOR_MAP_DATA_TYPE_UINT64; break;
+    default: return gpu_set_error(GPU_ERR_INVALID, "tensor map: elements of %d bytes", sp->elem_bytes);
+  }
+  CUtensorMapSwizzle sw;
+  switch (sp->swizzle) {
+    case 0: sw = CU_TENSOR_MAP_SWIZZLE_NONE; break;
+    case 32: sw = CU_TENSOR_MAP_SWIZZLE_32B; break;
+    case 64: sw = CU_TENSOR_MAP_SWIZZLE_64B; break;
+    case 128: sw = CU_TENSOR_MAP_SWIZZLE_128B; break;
+    default: return gpu_set_error(GPU_ERR_INVALID, "tensor map: swizzle of %d bytes (0, 32, 64, 128)", sp->swizzle);
+  }
+  if (sp->rank < 1 || sp->rank > 5) return gpu_set_error(GPU_ERR_INVALID, "tensor map: rank %d (1-5)", sp->rank);
+  cuuint64_t dims[5], strides[4];
+  cuuint32_t box[5], estr[5];
+  for (int i = 0; i < sp->rank; i++) {
+    dims[i] = sp->dims[i];
+    box[i] = sp->box[i];
+    estr[i] = 1;
+    if (i > 0) strides[i - 1] = sp->strides[i - 1];
+  }
+  char detail[256];
+  int at = snprintf(detail, sizeof detail, " (rank %d, %d-byte elements, dims", sp->rank, sp->elem_bytes);
+  for (int i = 0; i < sp->rank && at < (int)sizeof detail; i++)
+    at += snprintf(detail + at, sizeof detail - (size_t)at, " %llu", (unsigned long long)sp->dims[i]);
+  for (int i = 0; i < sp->rank && at < (int)sizeof detail; i++)
+    at += snprintf(detail + at, sizeof detail - (size_t)at, "%s%u", i ? " " : ", box ", sp->box[i]);
+  if (at < (int)sizeof detail) snprintf(detail + at, sizeof detail - (size_t)at, ", swizzle %d)", sp->swizzle);
+  CUresult r = p_cuTensorMapEncodeTiled((CUtensorMap *)out, type, (cuuint32_t)sp->rank, (void *)(uintptr_t)sp->address,
+                                        dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, sw,
+                                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS ? GPU_OK : cu_error(r, "cuTensorMapEncodeTiled", detail);
+}
+
 static void *cuda_native_context(void) {
   CUcontext c = NULL;
   if (init_state != 1 || p_cuCtxGetCurrent(&c) != CUDA_SUCCESS) return NULL;
@@ -855,6 +898,7 @@ static const gpu_backend cuda_backend = {
   .event_record_captured = cuda_event_record_captured,
   .capture_end_events = cuda_capture_end_events,
   .graph_set_event = cuda_graph_set_event,
+  .tensormap_encode = cuda_tensormap_encode,
   .native_context = cuda_native_context,
   .native_stream = cuda_native_stream,
 };

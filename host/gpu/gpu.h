@@ -78,6 +78,18 @@ typedef struct gpu_version_info {
   char driver_path[512];  /* where the driver library was found */
 } gpu_version_info;
 
+/* A TMA tensor map (cuTensorMapEncodeTiled): `rank` dimensions of elem_bytes-sized elements at
+ * `address`, innermost first; strides in bytes of dimensions 1 .. rank-1; a box of box[i]
+ * elements per TMA copy; swizzle 0, 32, 64 or 128 bytes. Elements are copied as raw bits
+ * (unsigned integer types), out-of-bounds ones as zero bits. */
+typedef struct gpu_tensormap_spec {
+  gpu_ptr address;
+  int elem_bytes, rank, swizzle;
+  uint64_t dims[5], strides[4];
+  uint32_t box[5];
+} gpu_tensormap_spec;
+#define GPU_TENSORMAP_BYTES 128
+
 typedef struct gpu_backend {
   const char *name;
   /* Opens the driver library and initialises it. Safe to call again. GPU_ERR_NO_DRIVER with
@@ -139,6 +151,10 @@ typedef struct gpu_backend {
   gpu_status (*event_record_captured)(gpu_event e, gpu_stream s);
   gpu_status (*capture_end_events)(gpu_stream s, gpu_graph *g, const gpu_event *events, size_t n);
   gpu_status (*graph_set_event)(gpu_graph g, size_t i, gpu_event e);
+
+  /* Encodes spec into out (GPU_TENSORMAP_BYTES, 64-byte aligned). GPU_ERR_INVALID with the
+   * driver's reason for a spec it refuses, or where the driver lacks cuTensorMapEncodeTiled. */
+  gpu_status (*tensormap_encode)(void *out, const gpu_tensormap_spec *spec);
 
   /* Raw handles for sibling layers (CUPTI, cuBLASLt) that need the driver's own types. */
   void *(*native_context)(void);

@@ -161,6 +161,12 @@ function M.new(op, case, opts)
     return track(self, tensor.from_table(values, canon(dtype), shape))
   end
   end
+  -- A TMA tensor map over tensor t (tb.launch.tensormap's spec), uploaded into a 128-byte
+  -- uint8 tensor that a kernel takes as a pointer (the map lives in global memory).
+  self.tensormap = function(t, spec)
+    if self.compile_only then return fake_tensor({ 128 }, "uint8") end
+    return self.from_table({ launch.tensormap(t, spec):byte(1, -1) }, "uint8")
+  end
   self.plan = function(steps)
     if self.compile_only then return steps end
     return launch.plan(steps)

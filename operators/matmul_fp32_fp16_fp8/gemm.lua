@@ -21,7 +21,9 @@ end
 
 -- Shared memory of a gemm_wgmma configuration (dynamic, includes 1 KiB for alignment; the
 -- warp-specialized one adds 1 KiB for its 2 * STAGES mbarriers).
-function M.wgmma_smem(cfg) return cfg.STAGES * (16384 + cfg.BN * 128) + (cfg.VARIANT == "ws" and 2048 or 1024) end
+function M.wgmma_smem(cfg)
+  return cfg.STAGES * (16384 + cfg.BN * 128) + ((cfg.VARIANT == "ws" or cfg.VARIANT == "tma" or cfg.VARIANT == "pp") and 2048 or 1024)
+end
 function M.mma_smem(cfg) return cfg.STAGES * (128 * 40 + 32 * 136) * 2 end
 
 local function smem_limit(ctx) return (ctx.props and ctx.props.smem_per_block_optin) or SMEM_OPTIN end
@@ -49,9 +51,11 @@ end
 -- cfg.PRODUCERS overrides (experiments).
 function M.ws_producers(cfg) return cfg.PRODUCERS or (cfg.BN > 128 and 1 or 3) end
 
--- The `cuda` implementation. cfg = {VARIANT = "wgmma"|"wgmma2"|"ws"|"mma", BN, STAGES}:
--- "wgmma" is gemm_wgmma, "wgmma2" the same kernel built for two CTAs per SM, "ws"
--- gemm_wgmma_ws (warp-specialized, persistent), "mma" gemm_mma.
+-- The `cuda` implementation. cfg = {VARIANT = "tma"|"pp"|"wgmma"|"wgmma2"|"ws"|"mma", BN, STAGES}:
+-- "tma" is gemm_tma (warp-specialized, persistent, TMA loads, both consumer warpgroups on each
+-- tile), "pp" the same with PINGPONG (each consumer warpgroup on its own tiles), "wgmma" gemm_wgmma, "wgmma2" the
+-- same kernel built for two CTAs per SM, "ws" gemm_wgmma_ws (warp-specialized, persistent,
+-- cp.async loads), "mma" gemm_mma.
 function M.valid(p, cfg, ctx)
   local dtype = M.canon(p.dtype)
   if cfg.VARIANT == "mma" then
@@ -59,6 +63,10 @@ function M.valid(p, cfg, ctx)
       and M.mma_smem(cfg) <= (ctx and smem_limit(ctx) or SMEM_OPTIN)
   end
   if cfg.VARIANT == "ws" and cfg.STAGES < M.ws_producers(cfg) then return false end
+  if (cfg.VARIANT == "tma" or cfg.VARIANT == "pp") and (cfg.BN < 128 or p.M < 1 or p.N < 1 or p.K < 1) then
+    return false
+  end
+  if cfg.VARIANT == "pp" and cfg.BN ~= 128 then return false end
   -- two CTAs per SM: 128 registers (BN = 128 only) and two STAGES = 3 rings in one SM's 228 KiB
   if cfg.VARIANT == "wgmma2" and (cfg.BN ~= 128 or cfg.STAGES ~= 3) then return false end
   return M.wgmma_smem(cfg) <= (ctx and smem_limit(ctx) or SMEM_OPTIN)
@@ -100,6 +108,33 @@ function M.cuda_plan(p, a, b, c, cfg, ctx)
                           smem = M.wgmma_smem(cfg), args = args }
     return ctx.plan(steps)
   end
+  if cfg.VARIANT == "tma" or cfg.VARIANT == "pp" then
+    -- 3-D tensor maps (inner, rows, batch entry) over A and B, boxes of 128 bytes x rows
+    local esz = ctx.dtype_size(p.dtype)
+    local bk = 128 // esz
+    local mapA = ctx.tensormap(a, { dims = { p.K, p.M, p.batch }, strides = { p.K * esz, p.M * p.K * esz },
+                                    box = { bk, 128, 1 }, swizzle = 128 })
+    local mapB
+    if kmajor == 1 then -- B^T (N, K)
+      mapB = ctx.tensormap(bsrc, { dims = { p.K, p.N, p.batch }, strides = { p.K * esz, p.N * p.K * esz },
+                                   box = { bk, cfg.BN, 1 }, swizzle = 128 })
+    else -- B (K, N): boxes of 64 columns x 64 k-rows
+      mapB = ctx.tensormap(bsrc, { dims = { p.N, p.K, p.batch }, strides = { p.N * esz, p.K * p.N * esz },
+                                   box = { bk, bk, 1 }, swizzle = 128 })
+    end
+    defines.TMA = 1
+    if cfg.VARIANT == "pp" then defines.PINGPONG = 1 end
+    local f = ctx:kernel(KDIR .. "gemm_wgmma.cu", "gemm_tma", defines, { "--gpu-architecture=sm_90a" })
+    local tiles = ctx.cdiv(p.M, 128) * ctx.cdiv(p.N, cfg.BN) * p.batch
+    local sms = cfg.CTAS or (ctx.props and ctx.props.sm_count) or 132
+    local args = { a, bsrc, c, table.unpack(tail) }
+    args[#args + 1] = ctx.i32(p.batch)
+    args[#args + 1] = mapA
+    args[#args + 1] = mapB
+    steps[#steps + 1] = { fn = f, grid = { math.min(tiles, sms) }, block = { 384 },
+                          smem = M.wgmma_smem(cfg), args = args }
+    return ctx.plan(steps)
+  end
   if cfg.VARIANT == "wgmma2" then defines.MIN_BLOCKS = 2 end
   local f = ctx:kernel(KDIR .. "gemm_wgmma.cu", "gemm_wgmma", defines, { "--gpu-architecture=sm_90a" })
   steps[#steps + 1] = { fn = f, grid = { ctx.cdiv(p.N, cfg.BN), ctx.cdiv(p.M, 128), p.batch }, block = { 256 },
@@ -132,6 +167,6 @@ function M.lib_plan(p, a, b, c, ctx, opts)
                      args = { cbf, c, ctx.i64(n) } } }
 end
 
-M.space = { VARIANT = { "wgmma", "wgmma2", "ws", "mma" }, BN = { 128, 256 }, STAGES = { 3, 4, 5, 6 } }
+M.space = { VARIANT = { "tma", "pp", "wgmma", "wgmma2", "ws", "mma" }, BN = { 128, 256 }, STAGES = { 3, 4, 5, 6 } }
 
 return M

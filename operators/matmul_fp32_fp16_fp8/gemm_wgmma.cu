@@ -21,12 +21,15 @@
 //          B_KMAJOR (0/1; must be 1 for DT 0 and 3), OUT (0 fp32, 1 fp16, 2 bf16,
 //          3 fp8 e4m3 rounded through bf16 like torch._scaled_mm(out_dtype=bf16).to(fp8)),
 //          MIN_BLOCKS (1, or 2: __launch_bounds__(256, 2), 128 registers, for two CTAs per SM),
-//          WS (1: build gemm_wgmma_ws below instead) with WS_PRODUCERS (1-3).
+//          WS (1: build gemm_wgmma_ws below instead) with WS_PRODUCERS (1-3),
+//          TMA (1: build gemm_tma below instead: TMA loads, BN 128 or 256).
 // Needs K % (16 / sizeof(input)) == 0 and N % 8 == 0 (16-byte rows); any M.
-// Shared memory: STAGES * (16384 + BN * 128) + 1024 bytes (dynamic; gemm_wgmma_ws + 2048).
+// Shared memory: STAGES * (16384 + BN * 128) + 1024 bytes (dynamic; gemm_wgmma_ws and gemm_tma
+// + 2048).
 // Kernels: gemm_wgmma(A, B, C, M, N, K, sA, sB, sC), grid (cdiv(N, BN), cdiv(M, 128), batch);
 //          gemm_wgmma_ws(A, B, C, M, N, K, sA, sB, sC, batch), grid <= SM count, block
-//          128 * (WS_PRODUCERS + 2).
+//          128 * (WS_PRODUCERS + 2);
+//          gemm_tma(A, B, C, M, N, K, sA, sB, sC, batch, mapA, mapB), grid <= SM count, block 384.
 // Self-contained (no CUDA headers): 16- and 8-bit values travel as raw bits and convert with PTX.
 
 #ifndef DT
@@ -46,6 +49,9 @@
 #endif
 #ifndef WS
 #define WS 0
+#endif
+#ifndef TMA
+#define TMA 0
 #endif
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 1 /* gemm_wgmma: CTAs per SM; 2 caps registers at 128 (BN = 128 fits, no spills) */
@@ -309,7 +315,44 @@ __device__ __forceinline__ void store_fragment(out_t *C, const float *d, int M, 
   }
 }
 
-#if !WS
+#if WS || TMA
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  uint32_t done;
+  do {
+    asm volatile("{\n.reg .pred p;\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                 "selp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done)
+                 : "r"(bar), "r"(parity)
+                 : "memory");
+  } while (!done);
+}
+
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+  asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}\n" ::"r"(bar)
+               : "memory");
+}
+
+// Tile t of tiles_m x tiles_n per batch entry: batch entry z, first row m0, first column n0.
+__device__ __forceinline__ void tile_origin(int t, int tiles_m, int tiles_n, int &z, int &m0,
+                                            int &n0) {
+  const int per_batch = tiles_m * tiles_n;
+  z = t / per_batch;
+  const int pid = t - z * per_batch;
+  const int per_group = GROUP_M * tiles_n, group = pid / per_group;
+  const int first_m = group * GROUP_M;
+  const int gsize = min(tiles_m - first_m, GROUP_M);
+  m0 = (first_m + (pid % per_group) % gsize) * BM;
+  n0 = ((pid % per_group) / gsize) * BN;
+}
+
+#endif // WS || TMA
+
+#if !WS && !TMA
 extern "C" __global__ void __launch_bounds__(256, MIN_BLOCKS)
 gemm_wgmma(const in_t *__restrict__ A, const in_t *__restrict__ B, out_t *__restrict__ C, int M,
            int N, int K, long long sA, long long sB, long long sC) {
@@ -378,7 +421,7 @@ gemm_wgmma(const in_t *__restrict__ A, const in_t *__restrict__ B, out_t *__rest
   __trap();
 #endif
 }
-#endif // !WS
+#endif // !WS && !TMA
 
 #if WS
 // ---- gemm_wgmma_ws: warp-specialized, persistent ------------------------------------------
@@ -408,40 +451,6 @@ gemm_wgmma(const in_t *__restrict__ A, const in_t *__restrict__ B, out_t *__rest
 #if WS_PRODUCERS > 1 && BN > 128
 #error "WS_PRODUCERS > 1 takes BN <= 128: ptxas fits the whole kernel under the entry cap (65536 / WS_THREADS)"
 #endif
-
-__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-  uint32_t done;
-  do {
-    asm volatile("{\n.reg .pred p;\n"
-                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                 "selp.u32 %0, 1, 0, p;\n}\n"
-                 : "=r"(done)
-                 : "r"(bar), "r"(parity)
-                 : "memory");
-  } while (!done);
-}
-
-__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
-  asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}\n" ::"r"(bar)
-               : "memory");
-}
-
-// Tile t of tiles_m x tiles_n per batch entry: batch entry z, first row m0, first column n0.
-__device__ __forceinline__ void tile_origin(int t, int tiles_m, int tiles_n, int &z, int &m0,
-                                            int &n0) {
-  const int per_batch = tiles_m * tiles_n;
-  z = t / per_batch;
-  const int pid = t - z * per_batch;
-  const int per_group = GROUP_M * tiles_n, group = pid / per_group;
-  const int first_m = group * GROUP_M;
-  const int gsize = min(tiles_m - first_m, GROUP_M);
-  m0 = (first_m + (pid % per_group) % gsize) * BM;
-  n0 = ((pid % per_group) / gsize) * BN;
-}
 
 // The producer warpgroup's copy of K-tile kt into slot `base` (tid in [0, 128)). Same layout as
 // load_tile, but each thread walks its rows with one pointer and a rolled loop: the unrolled
@@ -597,3 +606,207 @@ gemm_wgmma_ws(const in_t *__restrict__ A, const in_t *__restrict__ B, out_t *__r
 #endif
 }
 #endif // WS
+
+#if TMA
+// ---- gemm_tma: warp-specialized, persistent, TMA loads ---------------------------------------
+// 384 threads: warpgroup 0 produces, warpgroups 1 and 2 consume (rows 0-63 and 64-127 of the
+// tile, as in gemm_wgmma). One thread of the producer issues, per K-tile, one TMA copy of A
+// (box 128 bytes x 128 rows) and one of B (K-major: 128 bytes x BN rows; N-major: BN/64 boxes of
+// 64 columns x 64 k-rows), all with SWIZZLE_128B, which writes exactly the layout the wgmma
+// descriptors read (the one load_tile builds by hand). The tensor maps are 3-D (inner, rows,
+// batch entry) and live in global memory (mapA, mapB: 128 bytes each, made by the host with
+// cuTensorMapEncodeTiled); TMA zero-fills past every edge, and a slot's transaction count is
+// always the whole box. Each slot has a full mbarrier (one arrival with expect_tx; TMA completes
+// the bytes) and an empty one (one arrival per consumer warp once the wgmma group that read the
+// slot has completed). The grid is at most one CTA per SM; CTA b takes tiles b, b + gridDim.x,
+// ... (grouped order, batch outermost), and the producer runs up to STAGES K-tiles ahead, into
+// the next tile while the consumers drain and store the current one. setmaxnreg moves registers
+// from the producer warpgroup (40) to the consumers (232).
+// PINGPONG (1, BN 128): each consumer warpgroup computes whole tiles, alternately (below), instead
+// of the two sharing every tile ("cooperative").
+#define TMA_THREADS 384
+#ifndef PINGPONG
+#define PINGPONG 0
+#endif
+#if PINGPONG && BN != 128
+#error "PINGPONG takes BN 128 (each warpgroup holds a 128 x BN accumulator)"
+#endif
+#if BN == 64
+#error "gemm_tma takes BN 128 or 256"
+#endif
+
+__device__ __forceinline__ void tma_load_3d(uint32_t dst, const void *map, int c0, int c1, int c2,
+                                            uint32_t bar) {
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
+               "l"((unsigned long long)map), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+               : "memory");
+}
+
+extern "C" __global__ void __launch_bounds__(TMA_THREADS, 1)
+gemm_tma(const in_t *__restrict__ A, const in_t *__restrict__ B, out_t *__restrict__ C, int M,
+         int N, int K, long long sA, long long sB, long long sC, int batch,
+         const unsigned char *__restrict__ mapA, const unsigned char *__restrict__ mapB) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  extern __shared__ unsigned char smem_raw[];
+  const uint32_t raw = (uint32_t)__cvta_generic_to_shared(smem_raw);
+  const uint32_t smem = (raw + 1023u) & ~1023u; // swizzle atoms need 1024-byte alignment
+  const uint32_t full = smem + STAGES * STAGE_BYTES, empty = full + 8 * STAGES;
+
+  const int tid = threadIdx.x, wg = tid >> 7;
+  if (tid == 0) {
+    for (int s = 0; s < STAGES; s++) {
+      mbar_init(full + 8 * s, 1);
+      mbar_init(empty + 8 * s, PINGPONG ? 4 : 8); // one arrival per consuming warp
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+
+  const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+  const int total = tiles_m * tiles_n * batch;
+  const int KT = (K + BK - 1) / BK; // K >= 1 (a tensor map has no empty dimension)
+
+  if (wg == 0) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+    if (tid == 0) {
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"((unsigned long long)mapA) : "memory");
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"((unsigned long long)mapB) : "memory");
+      int slot = 0;
+      uint32_t pass = 0; // parity of this slot's fill count
+      for (int t = blockIdx.x; t < total; t += gridDim.x) {
+        int z, m0, n0;
+        tile_origin(t, tiles_m, tiles_n, z, m0, n0);
+        for (int kt = 0; kt < KT; kt++) {
+          mbar_wait(empty + 8 * slot, pass ^ 1); // the first pass finds every slot free
+          const uint32_t bar = full + 8 * slot, base = smem + slot * STAGE_BYTES;
+          asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar),
+                       "r"(STAGE_BYTES)
+                       : "memory");
+          const int k0 = kt * BK;
+          tma_load_3d(base, mapA, k0, m0, z, bar);
+#if B_KMAJOR
+          tma_load_3d(base + A_BYTES, mapB, k0, n0, z, bar);
+#else
+#pragma unroll
+          for (int j = 0; j < BN / 64; j++) // 64 columns (128 bytes) x BK k-rows each
+            tma_load_3d(base + A_BYTES + j * (BK * 128), mapB, n0 + 64 * j, k0, z, bar);
+#endif
+          if (++slot == STAGES) slot = 0, pass ^= 1;
+        }
+      }
+    }
+  } else {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory"); // 128 * 40 + 256 * 232 <= 65536
+    const int cw = wg - 1, lane = tid & 31, warp = (tid >> 5) & 3;
+#if PINGPONG
+    // Warpgroup cw computes whole 128 x BN tiles: the CTA's tiles j = cw, cw + 2, ...; tile j's
+    // K-tiles sit at ring positions j * KT .. j * KT + KT - 1. The main loops take turns through
+    // two named barriers: tile j's starts once tile j-1's has waited for all its K-tiles (so one
+    // warpgroup's epilogue runs under the other's wgmma). The turns are also what makes the
+    // parity waits sound: a warpgroup jumping KT positions ahead in the ring could otherwise see
+    // an earlier fill of its slot complete with the parity it waits for.
+    float d[BN];
+    for (int j = cw;; j += 2) {
+      const int t = blockIdx.x + j * gridDim.x;
+      if (t >= total) break;
+      const long long pos = (long long)j * KT;
+      int stage = (int)(pos % STAGES);
+      uint32_t phase = (uint32_t)((pos / STAGES) & 1);
+      int z, m0, n0;
+      tile_origin(t, tiles_m, tiles_n, z, m0, n0);
+#pragma unroll
+      for (int i = 0; i < BN; i++) d[i] = 0.0f;
+      int held = -1;
+      if (j > 0) asm volatile("bar.sync %0, 256;\n" ::"r"(1 + (j & 1)) : "memory"); // my turn
+      for (int kt = 0; kt < KT; kt++) {
+        mbar_wait(full + 8 * stage, phase);
+        const uint32_t a_base = smem + stage * STAGE_BYTES;
+        const uint32_t b_base = a_base + A_BYTES;
+        fence_operands(d);
+        fence_operands(d + BN / 2);
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++) {
+#if B_KMAJOR
+          const uint64_t db = smem_desc(b_base + kk * 32, 16, 1024);
+#else
+          const uint64_t db = smem_desc(b_base + kk * (16 * 128), BK * 128, 1024);
+#endif
+          wgmma_tile(d, smem_desc(a_base + kk * 32, 16, 1024), db);
+          wgmma_tile(d + BN / 2, smem_desc(a_base + 64 * 128 + kk * 32, 16, 1024), db);
+        }
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+        fence_operands(d);
+        fence_operands(d + BN / 2);
+        if (held >= 0) {
+          __syncwarp();
+          if (lane == 0) mbar_arrive(empty + 8 * held);
+        }
+        held = stage;
+        if (++stage == STAGES) stage = 0, phase ^= 1;
+      }
+      // the next tile's main loop may start (only if that tile exists: no unmatched arrivals)
+      if (t + gridDim.x < total) asm volatile("bar.arrive %0, 256;\n" ::"r"(1 + ((j + 1) & 1)) : "memory");
+      asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+      fence_operands(d);
+      fence_operands(d + BN / 2);
+      if (held >= 0) {
+        __syncwarp();
+        if (lane == 0) mbar_arrive(empty + 8 * held);
+      }
+      store_fragment(C + (size_t)z * sC, d, M, N, m0, n0, warp, lane);
+      store_fragment(C + (size_t)z * sC, d + BN / 2, M, N, m0 + 64, n0, warp, lane);
+    }
+#else
+    int stage = 0;
+    uint32_t phase = 0;
+    float d[BN / 2];
+    for (int t = blockIdx.x; t < total; t += gridDim.x) {
+      int z, m0, n0;
+      tile_origin(t, tiles_m, tiles_n, z, m0, n0);
+#pragma unroll
+      for (int i = 0; i < BN / 2; i++) d[i] = 0.0f;
+      int held = -1; // the slot whose wgmma group may still be running
+      for (int kt = 0; kt < KT; kt++) {
+        mbar_wait(full + 8 * stage, phase); // TMA wrote through the async proxy: no fence
+        const uint32_t a_base = smem + stage * STAGE_BYTES + cw * (64 * 128);
+        const uint32_t b_base = smem + stage * STAGE_BYTES + A_BYTES;
+        fence_operands(d);
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++) { // 4 steps of 32 bytes of K
+          const uint64_t da = smem_desc(a_base + kk * 32, 16, 1024);
+#if B_KMAJOR
+          const uint64_t db = smem_desc(b_base + kk * 32, 16, 1024);
+#else
+          const uint64_t db = smem_desc(b_base + kk * (16 * 128), BK * 128, 1024);
+#endif
+          wgmma_tile(d, da, db);
+        }
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+        fence_operands(d);
+        if (held >= 0) { // the group before this one has completed: its slot goes back
+          __syncwarp();
+          if (lane == 0) mbar_arrive(empty + 8 * held);
+        }
+        held = stage;
+        if (++stage == STAGES) stage = 0, phase ^= 1;
+      }
+      asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+      fence_operands(d);
+      if (held >= 0) {
+        __syncwarp();
+        if (lane == 0) mbar_arrive(empty + 8 * held);
+      }
+      store_fragment(C + (size_t)z * sC, d, M, N, m0 + cw * 64, n0, warp, lane);
+    }
+#endif // PINGPONG
+  }
+#else
+  __trap();
+#endif
+}
+#endif // TMA

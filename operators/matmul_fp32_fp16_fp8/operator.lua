@@ -33,7 +33,7 @@ op.implementations = {
   cuda = {
     source = "gemm_wgmma.cu",
     sources = { "gemm_wgmma.cu", "gemm_mma.cu", "matmul_ref.cu" },
-    default = { VARIANT = "wgmma", BN = 128, STAGES = 5 },
+    default = { VARIANT = "tma", BN = 256, STAGES = 3 },
     space = gemm.space,
     valid = function(case, cfg) return gemm.valid(problem(case), cfg) end,
     supports = function(case) return gemm.supports(problem(case)) end,

@@ -1,5 +1,6 @@
 -- device_kernel.lua (GPU): tb.device lists the devices; tb.kernel compiles, loads (from source, from
--- a cubin file, from an image string, from PTX), reads attributes and reports a missing kernel.
+-- a cubin file, from an image string, from PTX), reads attributes and reports a missing kernel;
+-- tb.launch.tensormap encodes TMA tensor maps and refuses bad specs with a reason.
 -- Exits 77 (skipped) where no device is present.
 local device = require("tb.device")
 local kernel = require("tb.kernel")
@@ -101,6 +102,25 @@ check(not okb and errb:find("cuModuleLoadData: CUDA_ERROR_", 1, true), "bad imag
 -- a kernel that does not compile is data: nil, log, "compile"
 local r, log, code = kernel.compile("extern \"C\" __global__ void k() { oops; }", { name = "oops.cu" })
 check(r == nil and code == "compile" and log:find("oops.cu(1)", 1, true), "compile failure: %s", tostring(log))
+
+-- TMA tensor maps: a good one is 128 bytes; bad specs are refused before the driver sees them,
+-- and what the driver refuses comes back with its error name
+do
+  local launch, tensor = require("tb.launch"), require("tb.tensor")
+  local t <close> = tensor.empty({ 64, 96 }, "fp16")
+  local map = launch.tensormap(t, { dims = { 96, 64 }, strides = { 192 }, box = { 64, 32 }, swizzle = 128 })
+  check(type(map) == "string" and #map == 128, "tensormap: %s bytes", tostring(map and #map))
+  local function refused(spec, want)
+    local okm, e = pcall(launch.tensormap, t, spec)
+    check(not okm and tostring(e):find(want, 1, true), "tensormap %s: %s", want, tostring(e))
+  end
+  refused({ dims = { 96, 65 }, strides = { 192 }, box = { 64, 32 }, swizzle = 128 }, "reach 12480 bytes but the tensor has 12288")
+  refused({ dims = { 96, 64 }, strides = { 200 }, box = { 64, 32 } }, "is not a multiple of 16 bytes")
+  refused({ dims = { 96, 64 }, strides = { 192 }, box = { 128, 32 }, swizzle = 128 }, "exceeds the 128-byte swizzle")
+  refused({ dims = { 96, 64 }, strides = {}, box = { 64, 32 } }, "2 dims need 1 strides")
+  refused({ dims = { 96, 64 }, strides = { 192 }, box = { 64, 300 } }, "box[2] must be an integer in [1, 256]")
+  refused({ dims = { 96, 64 }, strides = { 192 }, box = { 64, 32 }, swizzle = 48 }, "swizzle of 48 bytes")
+end
 
 device.synchronize()
 if failures > 0 then

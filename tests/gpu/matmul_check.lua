@@ -38,7 +38,7 @@ end
 -- Output rounding bounds for exact fp32 sums (relative): fp32 exact, fp16 2^-11, bf16 2^-8, e4m3 2^-4.
 local TIGHT = { fp32 = { 1e-5, 1e-6 }, fp16 = { 1e-3, 1e-3 }, bf16 = { 1e-2, 8e-3 }, fp8_e4m3 = { 1e-2, 0.07 } }
 -- Every configuration of the autotune space (gemm.valid filters per problem), and the persistent
--- variant squeezed onto 2 CTAs (CTAS, a test-only key) so that each CTA walks several tiles and
+-- variants (ws, tma) squeezed onto 2 CTAs (CTAS, a test-only key) so that each CTA walks several tiles and
 -- its stage ring wraps across tile boundaries even on these small problems.
 local CONFIGS = {}
 for _, v in ipairs(gemm.space.VARIANT) do
@@ -48,6 +48,9 @@ for _, v in ipairs(gemm.space.VARIANT) do
 end
 for _, c in ipairs({ { 128, 3 }, { 128, 5 }, { 256, 4 } }) do
   CONFIGS[#CONFIGS + 1] = { VARIANT = "ws", BN = c[1], STAGES = c[2], CTAS = 2 }
+  CONFIGS[#CONFIGS + 1] = { VARIANT = "tma", BN = c[1], STAGES = c[2], CTAS = 2 }
+  CONFIGS[#CONFIGS + 1] = { VARIANT = "pp", BN = 128, STAGES = c[2], CTAS = 2 }
+  CONFIGS[#CONFIGS + 1] = { VARIANT = "pp", BN = 128, STAGES = c[2], CTAS = 3 }
 end
 local function cfgname(cfg)
   return string.format("cuda %s BN=%d STAGES=%d%s", cfg.VARIANT, cfg.BN, cfg.STAGES,
@@ -57,7 +60,8 @@ end
 local LARGE = {
   { VARIANT = "wgmma2", BN = 128, STAGES = 3 }, { VARIANT = "ws", BN = 128, STAGES = 5 },
   { VARIANT = "ws", BN = 256, STAGES = 4 }, { VARIANT = "wgmma", BN = 256, STAGES = 4 },
-  { VARIANT = "mma", BN = 128, STAGES = 3 },
+  { VARIANT = "mma", BN = 128, STAGES = 3 }, { VARIANT = "tma", BN = 128, STAGES = 6 },
+  { VARIANT = "tma", BN = 256, STAGES = 4 }, { VARIANT = "pp", BN = 128, STAGES = 6 },
 }
 
 local function lcg(seed)
