@@ -350,6 +350,63 @@ __device__ __forceinline__ void tile_origin(int t, int tiles_m, int tiles_n, int
   n0 = ((pid % per_group) / gsize) * BN;
 }
 
+// ---- the consumer side of the warp-specialized kernels (gemm_wgmma_ws, gemm_tma) -----------
+// One tile's main loop for a consumer warpgroup: KT K-tiles from the ring, starting at
+// (stage, phase), each read by HALVES m64nBNk wgmma per 32 bytes of K -- HALVES = 1: the 64 rows
+// of A at a_off of the slot into d; HALVES = 2 (pingpong): rows 0-63 into d and 64-127 into
+// d + BN / 2. One wgmma group stays in flight; a slot goes back (one arrival per warp on its empty
+// barrier) once the group after it has been committed and the one that read it has completed.
+// Returns with the last slot still held (finish_tile gives it back). PROXY_FENCE: the slot was
+// written by cp.async (generic proxy) and wgmma reads it through the async proxy.
+template <int HALVES, int PROXY_FENCE>
+__device__ __forceinline__ void consume_tile(float *d, uint32_t smem, uint32_t full, uint32_t empty,
+                                             int KT, uint32_t a_off, int &stage, uint32_t &phase,
+                                             int &held, int lane) {
+  held = -1;
+  for (int kt = 0; kt < KT; kt++) {
+    mbar_wait(full + 8 * stage, phase);
+    if (PROXY_FENCE) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    const uint32_t a_base = smem + stage * STAGE_BYTES + a_off;
+    const uint32_t b_base = smem + stage * STAGE_BYTES + A_BYTES;
+#pragma unroll
+    for (int h = 0; h < HALVES; h++) fence_operands(d + h * (BN / 2));
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+    for (int kk = 0; kk < 4; kk++) { // 4 steps of 32 bytes of K
+#if B_KMAJOR
+      const uint64_t db = smem_desc(b_base + kk * 32, 16, 1024);
+#else
+      const uint64_t db = smem_desc(b_base + kk * (16 * 128), BK * 128, 1024);
+#endif
+#pragma unroll
+      for (int h = 0; h < HALVES; h++)
+        wgmma_tile(d + h * (BN / 2), smem_desc(a_base + h * (64 * 128) + kk * 32, 16, 1024), db);
+    }
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+#pragma unroll
+    for (int h = 0; h < HALVES; h++) fence_operands(d + h * (BN / 2));
+    if (held >= 0) { // the group before this one has completed: its slot goes back
+      __syncwarp();
+      if (lane == 0) mbar_arrive(empty + 8 * held);
+    }
+    held = stage;
+    if (++stage == STAGES) stage = 0, phase ^= 1;
+  }
+}
+
+// After consume_tile: waits for the last wgmma group and gives its slot back.
+template <int HALVES>
+__device__ __forceinline__ void finish_tile(float *d, uint32_t empty, int held, int lane) {
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+#pragma unroll
+  for (int h = 0; h < HALVES; h++) fence_operands(d + h * (BN / 2));
+  if (held >= 0) {
+    __syncwarp();
+    if (lane == 0) mbar_arrive(empty + 8 * held);
+  }
+}
+
 #endif // WS || TMA
 
 #if !WS && !TMA
@@ -555,7 +612,7 @@ gemm_wgmma_ws(const in_t *__restrict__ A, const in_t *__restrict__ B, out_t *__r
     asm volatile("setmaxnreg.inc.sync.aligned.u32 224;\n" ::: "memory"); // 128 * 56 + 256 * 224 <= 65536
 #endif
     const int cw = wg - WS_PRODUCERS, lane = tid & 31, warp = (tid >> 5) & 3;
-    int stage = 0;
+    int stage = 0, held;
     uint32_t phase = 0;
     float d[BN / 2];
     for (int t = blockIdx.x; t < total; t += gridDim.x) {
@@ -563,41 +620,8 @@ gemm_wgmma_ws(const in_t *__restrict__ A, const in_t *__restrict__ B, out_t *__r
       tile_origin(t, tiles_m, tiles_n, z, m0, n0);
 #pragma unroll
       for (int i = 0; i < BN / 2; i++) d[i] = 0.0f;
-      int held = -1; // the slot whose wgmma group may still be running
-      for (int kt = 0; kt < KT; kt++) {
-        mbar_wait(full + 8 * stage, phase);
-        // cp.async wrote the slot through the generic proxy; wgmma reads it through the async one
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-        const uint32_t a_base = smem + stage * STAGE_BYTES + cw * (64 * 128);
-        const uint32_t b_base = smem + stage * STAGE_BYTES + A_BYTES;
-        fence_operands(d);
-        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#pragma unroll
-        for (int kk = 0; kk < 4; kk++) { // 4 steps of 32 bytes of K
-          const uint64_t da = smem_desc(a_base + kk * 32, 16, 1024);
-#if B_KMAJOR
-          const uint64_t db = smem_desc(b_base + kk * 32, 16, 1024);
-#else
-          const uint64_t db = smem_desc(b_base + kk * (16 * 128), BK * 128, 1024);
-#endif
-          wgmma_tile(d, da, db);
-        }
-        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-        fence_operands(d);
-        if (held >= 0) { // the group before this one has completed: its slot goes back
-          __syncwarp();
-          if (lane == 0) mbar_arrive(empty + 8 * held);
-        }
-        held = stage;
-        if (++stage == STAGES) stage = 0, phase ^= 1;
-      }
-      asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-      fence_operands(d);
-      if (held >= 0) {
-        __syncwarp();
-        if (lane == 0) mbar_arrive(empty + 8 * held);
-      }
+      consume_tile<1, 1>(d, smem, full, empty, KT, cw * (64 * 128), stage, phase, held, lane);
+      finish_tile<1>(d, empty, held, lane);
       store_fragment(C + (size_t)z * sC, d, M, N, m0 + cw * 64, n0, warp, lane);
     }
   }
@@ -699,6 +723,7 @@ gemm_tma(const in_t *__restrict__ A, const in_t *__restrict__ B, out_t *__restri
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory"); // 128 * 40 + 256 * 232 <= 65536
     const int cw = wg - 1, lane = tid & 31, warp = (tid >> 5) & 3;
+    int held;
 #if PINGPONG
     // Warpgroup cw computes whole 128 x BN tiles: the CTA's tiles j = cw, cw + 2, ...; tile j's
     // K-tiles sit at ring positions j * KT .. j * KT + KT - 1. The main loops take turns through
@@ -717,45 +742,11 @@ gemm_tma(const in_t *__restrict__ A, const in_t *__restrict__ B, out_t *__restri
       tile_origin(t, tiles_m, tiles_n, z, m0, n0);
 #pragma unroll
       for (int i = 0; i < BN; i++) d[i] = 0.0f;
-      int held = -1;
       if (j > 0) asm volatile("bar.sync %0, 256;\n" ::"r"(1 + (j & 1)) : "memory"); // my turn
-      for (int kt = 0; kt < KT; kt++) {
-        mbar_wait(full + 8 * stage, phase);
-        const uint32_t a_base = smem + stage * STAGE_BYTES;
-        const uint32_t b_base = a_base + A_BYTES;
-        fence_operands(d);
-        fence_operands(d + BN / 2);
-        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#pragma unroll
-        for (int kk = 0; kk < 4; kk++) {
-#if B_KMAJOR
-          const uint64_t db = smem_desc(b_base + kk * 32, 16, 1024);
-#else
-          const uint64_t db = smem_desc(b_base + kk * (16 * 128), BK * 128, 1024);
-#endif
-          wgmma_tile(d, smem_desc(a_base + kk * 32, 16, 1024), db);
-          wgmma_tile(d + BN / 2, smem_desc(a_base + 64 * 128 + kk * 32, 16, 1024), db);
-        }
-        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-        fence_operands(d);
-        fence_operands(d + BN / 2);
-        if (held >= 0) {
-          __syncwarp();
-          if (lane == 0) mbar_arrive(empty + 8 * held);
-        }
-        held = stage;
-        if (++stage == STAGES) stage = 0, phase ^= 1;
-      }
+      consume_tile<2, 0>(d, smem, full, empty, KT, 0, stage, phase, held, lane);
       // the next tile's main loop may start (only if that tile exists: no unmatched arrivals)
       if (t + gridDim.x < total) asm volatile("bar.arrive %0, 256;\n" ::"r"(1 + ((j + 1) & 1)) : "memory");
-      asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-      fence_operands(d);
-      fence_operands(d + BN / 2);
-      if (held >= 0) {
-        __syncwarp();
-        if (lane == 0) mbar_arrive(empty + 8 * held);
-      }
+      finish_tile<2>(d, empty, held, lane);
       store_fragment(C + (size_t)z * sC, d, M, N, m0, n0, warp, lane);
       store_fragment(C + (size_t)z * sC, d + BN / 2, M, N, m0 + 64, n0, warp, lane);
     }
@@ -768,39 +759,9 @@ gemm_tma(const in_t *__restrict__ A, const in_t *__restrict__ B, out_t *__restri
       tile_origin(t, tiles_m, tiles_n, z, m0, n0);
 #pragma unroll
       for (int i = 0; i < BN / 2; i++) d[i] = 0.0f;
-      int held = -1; // the slot whose wgmma group may still be running
-      for (int kt = 0; kt < KT; kt++) {
-        mbar_wait(full + 8 * stage, phase); // TMA wrote through the async proxy: no fence
-        const uint32_t a_base = smem + stage * STAGE_BYTES + cw * (64 * 128);
-        const uint32_t b_base = smem + stage * STAGE_BYTES + A_BYTES;
-        fence_operands(d);
-        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#pragma unroll
-        for (int kk = 0; kk < 4; kk++) { // 4 steps of 32 bytes of K
-          const uint64_t da = smem_desc(a_base + kk * 32, 16, 1024);
-#if B_KMAJOR
-          const uint64_t db = smem_desc(b_base + kk * 32, 16, 1024);
-#else
-          const uint64_t db = smem_desc(b_base + kk * (16 * 128), BK * 128, 1024);
-#endif
-          wgmma_tile(d, da, db);
-        }
-        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-        fence_operands(d);
-        if (held >= 0) { // the group before this one has completed: its slot goes back
-          __syncwarp();
-          if (lane == 0) mbar_arrive(empty + 8 * held);
-        }
-        held = stage;
-        if (++stage == STAGES) stage = 0, phase ^= 1;
-      }
-      asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-      fence_operands(d);
-      if (held >= 0) {
-        __syncwarp();
-        if (lane == 0) mbar_arrive(empty + 8 * held);
-      }
+      // TMA wrote the slots through the async proxy: no proxy fence
+      consume_tile<1, 0>(d, smem, full, empty, KT, cw * (64 * 128), stage, phase, held, lane);
+      finish_tile<1>(d, empty, held, lane);
       store_fragment(C + (size_t)z * sC, d, M, N, m0 + cw * 64, n0, warp, lane);
     }
 #endif // PINGPONG
