@@ -104,7 +104,8 @@ function M.row_rpg(cfg) return cfg.RPG or 1 end
 -- BLOCK B and k slots for those dtypes where the device is sm_90 or newer and rows are whole
 -- 16-byte multiples of at least min_bytes; fullvec = 0/1 also sets FULLVEC there. Each of
 -- min_bytes, block, stages and fullvec is one value or a table by dtype ({fp16 = 34816, ...}); the register kernel otherwise (and for every case of an
--- operator without a rule). docs/KERNELS.md has the H200 measurements behind each rule.
+-- operator without a rule), with FULLVEC = reg_fullvec (one value or by dtype) where the rule
+-- has that field. docs/KERNELS.md has the H200 measurements behind each rule.
 local SMEM_OPTIN = 232448 -- H100/H200 per-block limit; plans check ctx.props
 local SMEM_PER_SM = 233472
 
@@ -139,13 +140,14 @@ function M.row_resolve(cols, dtype, cfg, props, rule)
   local r = {}
   for k, v in pairs(cfg) do r[k] = v end
   r.STAGES = 0
-  if not rule or not rule.dtypes[dtype] then return r end
-  local arch_ok = props == nil or (props.cc_major or 0) >= 9
-  local row_bytes = cols * (16 // M.ROW_VEC[dtype])
   local function pick(v) -- a rule field: one value, or a table by dtype
     if type(v) == "table" then return v[dtype] end
     return v
   end
+  if rule and pick(rule.reg_fullvec) ~= nil then r.FULLVEC = pick(rule.reg_fullvec) end
+  if not rule or not (rule.dtypes or {})[dtype] then return r end
+  local arch_ok = props == nil or (props.cc_major or 0) >= 9
+  local row_bytes = cols * (16 // M.ROW_VEC[dtype])
   local min_bytes = pick(rule.min_bytes) or math.huge
   local block, stages = pick(rule.block), pick(rule.stages)
   if arch_ok and row_bytes % 16 == 0 and row_bytes >= min_bytes and block and stages

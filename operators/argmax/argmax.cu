@@ -7,8 +7,12 @@
 //   all its RPG x NV 16-byte loads first, so a row's reduction overlaps the loads of the next.
 // - argmax_stream (STAGES defined; sm_90): persistent blocks, a block per row (TPR = BLOCK), rows
 //   streamed through STAGES shared-memory slots by cp.async.bulk (tb_row_stream).
+// With FULLVEC = 1, fp16/bf16 threads find their maximum with packed max.NaN.x2 (NaN wins) and
+// then the first of their elements equal to it (the first NaN if it is NaN) with packed compares:
+// argmax_thread_pairs, about 2 instructions per element instead of a conversion and a
+// compare-and-select per element.
 // Defines: DTYPE, BLOCK, TPR (power of two 32..BLOCK), NV, RPG (rows per group, default 1),
-// STAGES (stream kernel).
+// STAGES (stream kernel), FULLVEC (1: bound checks per vector, packed pairs for fp16/bf16).
 #include "tb_common.cuh"
 
 #ifndef RPG
@@ -18,23 +22,159 @@
 #define FULLVEC 0
 #endif
 
+// tb_row_load with each vector moved as four 32-bit words: a tb_vec<__half> chosen between a load
+// and zeros is otherwise merged 16 bits at a time (8 PRMT per vector), and int offsets spare the
+// 64-bit compares of tb_load_part. Elements at or past len, and inactive rows, are zero.
+TB_DEVICE void argmax_row_load(tb_vec<DTYPE> (&v)[NV], const DTYPE *row, int t, int len, bool vec_ok, bool active) {
+  constexpr int V = tb_vec<DTYPE>::N;
+#pragma unroll
+  for (int j = 0; j < NV; ++j) {
+    const int e = (j * TPR + t) * V;
+    uint4 w = make_uint4(0u, 0u, 0u, 0u);
+    if (active && vec_ok && e + V <= len) {
+      w = *reinterpret_cast<const uint4 *>(row + e);
+    } else if (active && e < len) {
+      tb_vec<DTYPE> p = tb_vec_zero<DTYPE>();
+#pragma unroll
+      for (int k = 0; k < V; ++k)
+        if (e + k < len) p.v[k] = row[e + k];
+      memcpy(&w, &p, 16);
+    }
+    memcpy(&v[j], &w, 16);
+  }
+}
+
+// Packed pairs of a half-precision dtype: max with NaN propagation, and lane masks (0xffff per
+// lane) of equality and of NaN. ok = false: no packed path (fp32, or bf16 before sm_90).
+template <typename tb_T> struct argmax_pair { static constexpr bool ok = false; };
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+template <> struct argmax_pair<__half> {
+  static constexpr bool ok = true;
+  static constexpr unsigned short neg_inf = 0xfc00u;
+  static TB_DEVICE unsigned max(unsigned a, unsigned b) {
+    unsigned r;
+    asm("max.NaN.f16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+  }
+  static TB_DEVICE unsigned eq(unsigned a, unsigned b) {
+    unsigned r;
+    asm("set.eq.u32.f16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+  }
+  static TB_DEVICE unsigned nan(unsigned a) {
+    unsigned r;
+    asm("set.nan.u32.f16x2 %0, %1, %1;" : "=r"(r) : "r"(a));
+    return r;
+  }
+  static TB_DEVICE float lo(unsigned p) { return __half2float(__ushort_as_half((unsigned short)(p & 0xffffu))); }
+};
+#endif
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 // set.*.bf16x2
+template <> struct argmax_pair<__nv_bfloat16> {
+  static constexpr bool ok = true;
+  static constexpr unsigned short neg_inf = 0xff80u;
+  static TB_DEVICE unsigned max(unsigned a, unsigned b) {
+    unsigned r;
+    asm("max.NaN.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+  }
+  static TB_DEVICE unsigned eq(unsigned a, unsigned b) {
+    unsigned r;
+    asm("set.eq.u32.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+  }
+  static TB_DEVICE unsigned nan(unsigned a) {
+    unsigned r;
+    asm("set.nan.u32.bf16x2 %0, %1, %1;" : "=r"(r) : "r"(a));
+    return r;
+  }
+  static TB_DEVICE float lo(unsigned p) { return __uint_as_float(p << 16); }
+};
+#endif
+
+// The index of thread t's first element whose lane of mask(pair) is set; one must be. Vectors are
+// scanned last to first, keeping the latest vector with a match; its element lanes are gathered
+// into bytes (PRMT) and the lowest set byte is the element.
+template <typename tb_F>
+TB_DEVICE int argmax_first(const unsigned (&w)[NV][4], int t, tb_F mask) {
+  int hit = 0;
+  unsigned lo = 0, hi = 0;
+#pragma unroll
+  for (int j = NV - 1; j >= 0; --j) {
+    const unsigned l = __byte_perm(mask(w[j][0]), mask(w[j][1]), 0x6420); // elements 0..3, a byte each
+    const unsigned h = __byte_perm(mask(w[j][2]), mask(w[j][3]), 0x6420); // elements 4..7
+    if ((l | h) != 0) {
+      hit = j;
+      lo = l;
+      hi = h;
+    }
+  }
+  const int k = lo != 0 ? (__ffs(lo) - 1) >> 3 : 4 + ((__ffs(hi) - 1) >> 3);
+  return (hit * TPR + t) * 8 + k;
+}
+
+// Thread t's (value, index) of its first maximum, by packed pairs (8 elements per vector). Lanes past
+// the row (only in its last, partial vector, or all of an absent or inactive one) become -inf and
+// come after every element of the row, so they are found only where the thread has no element:
+// then the result is the original's (-inf, INT_MAX).
+template <typename tb_T>
+TB_DEVICE void argmax_thread_pairs(const tb_vec<tb_T> (&v)[NV], bool active, int t, int cols, float &best,
+                                   int &best_i) {
+  using P = argmax_pair<tb_T>;
+  constexpr int V = tb_vec<tb_T>::N;
+  static_assert(V == 8, "packed pairs: 2-byte dtypes");
+  unsigned w[NV][4];
+#pragma unroll
+  for (int j = 0; j < NV; ++j) {
+    const int e = (j * TPR + t) * V;
+    memcpy(w[j], &v[j], 16);
+    if (!(active && e + V <= cols)) {
+#pragma unroll
+      for (int k = 0; k < V; ++k)
+        if (!(active && e + k < cols))
+          w[j][k / 2] = k % 2 ? (w[j][k / 2] & 0xffffu) | ((unsigned)P::neg_inf << 16)
+                              : (w[j][k / 2] & 0xffff0000u) | P::neg_inf;
+    }
+  }
+  unsigned m2[4] = {w[0][0], w[0][1], w[0][2], w[0][3]};
+#pragma unroll
+  for (int j = 1; j < NV; ++j)
+#pragma unroll
+    for (int p = 0; p < 4; ++p) m2[p] = P::max(m2[p], w[j][p]);
+  unsigned m = P::max(P::max(m2[0], m2[1]), P::max(m2[2], m2[3]));
+  m = P::max(m, __byte_perm(m, 0, 0x1032)); // the thread's maximum in both lanes
+  const int i = P::nan(m) != 0 ? argmax_first(w, t, [](unsigned x) { return P::nan(x); })
+                               : argmax_first(w, t, [m](unsigned x) { return P::eq(x, m); });
+  const bool found = active && i < cols;
+  best = found ? P::lo(m) : -INFINITY;
+  best_i = found ? i : 0x7fffffff;
+}
+
 TB_DEVICE void argmax_row(const tb_vec<DTYPE> (&v)[NV], bool active, long long row, int t, int cols,
                           int64_t *__restrict__ out, float *red_v, int *red_i) {
   constexpr int V = tb_vec<DTYPE>::N;
   float best = -INFINITY;
   int best_i = 0x7fffffff;   // loses every comparison: a thread with no element changes nothing
+#if FULLVEC
+  if constexpr (argmax_pair<DTYPE>::ok) {
+    argmax_thread_pairs(v, active, t, cols, best, best_i);
+  } else {
+#pragma unroll
+    for (int j = 0; j < NV; ++j) {
+      const int e = (j * TPR + t) * V;
+      tb_for_elems<V>(active, e, cols, [&](int k) {
+        const float f = tb_to_float(v[j].v[k]);
+        if (tb_argmax_better(f, e + k, best, best_i)) {
+          best = f;
+          best_i = e + k;
+        }
+      });
+    }
+  }
+#else
 #pragma unroll
   for (int j = 0; j < NV; ++j) {
     const int e = (j * TPR + t) * V;
-#if FULLVEC
-    tb_for_elems<V>(active, e, cols, [&](int k) {
-      const float f = tb_to_float(v[j].v[k]);
-      if (tb_argmax_better(f, e + k, best, best_i)) {
-        best = f;
-        best_i = e + k;
-      }
-    });
-#else
 #pragma unroll
     for (int k = 0; k < V; ++k) {
       const float f = tb_to_float(v[j].v[k]);
@@ -43,8 +183,8 @@ TB_DEVICE void argmax_row(const tb_vec<DTYPE> (&v)[NV], bool active, long long r
         best_i = e + k;
       }
     }
-#endif
   }
+#endif
   tb_group_argmax<TPR>(best, best_i, red_v, red_i);
   if (active && t == 0) out[row] = best_i;
 }
@@ -66,7 +206,7 @@ argmax_cuda(const DTYPE *__restrict__ x, int64_t *__restrict__ out, int rows, in
 #pragma unroll
   for (int i = 0; i < RPG; ++i) {
     const bool active = row0 + i < rows;
-    tb_row_load<TPR, NV>(v[i], x + (active ? row0 + i : 0) * cols, t, cols, vec_ok, active);
+    argmax_row_load(v[i], x + (active ? row0 + i : 0) * cols, t, cols, vec_ok, active);
   }
 #pragma unroll
   for (int i = 0; i < RPG; ++i) argmax_row(v[i], row0 + i < rows, row0 + i, t, cols, out, red_v[i], red_i[i]);
@@ -82,7 +222,7 @@ argmax_stream(const DTYPE *__restrict__ x, int64_t *__restrict__ out, int rows, 
   const int t = threadIdx.x;
   tb_row_stream<DTYPE, STAGES>(x, rows, cols, reinterpret_cast<DTYPE *>(tb_dyn), [&](const DTYPE *xs, long long r) {
     tb_vec<DTYPE> v[NV];
-    tb_row_load<TPR, NV>(v, xs, t, cols, cols % tb_vec<DTYPE>::N == 0, true);
+    argmax_row_load(v, xs, t, cols, cols % tb_vec<DTYPE>::N == 0, true);
     argmax_row(v, true, r, t, cols, out, red_v, red_i);
   });
 }

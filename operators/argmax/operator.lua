@@ -29,9 +29,11 @@ local reference, cuda = oplib.rowwise {
   -- in registers with the automatic layout. Over the whole grid (PERFORMANCE.md, runs A and B) streaming is
   -- 7-22 % slower for rows under 34 KiB (fp16) and 52 KiB (fp32), 14-24 % faster from there up. Autotune of
   -- 2026-11-29 (bound checks per vector, FULLVEC): fp16 38.0 us with 512 threads, fp32 50.0 us with 1024 (the
-  -- automatic block then; 512 was 10-13 % slower from N = 15360 up), 2 slots
-  stream = { dtypes = { fp16 = true, fp32 = true }, min_bytes = { fp16 = 34816, fp32 = 53248 },
-             block = { fp16 = 512, fp32 = 1024 }, stages = 2, fullvec = 1 },
+  -- automatic block then; 512 was 10-13 % slower from N = 15360 up), 2 slots. Since fp16's packed search
+  -- (2026-11-29, fourth session) the fp16 register kernel with FULLVEC = 1 is the fastest at every case
+  -- (bench/rows/fullvec.lua: 20.9 us at N = 20480 against 22.9 streamed, 37.7 with FULLVEC = 0).
+  stream = { dtypes = { fp32 = true }, min_bytes = { fp32 = 53248 }, block = { fp32 = 1024 }, stages = 2,
+             fullvec = 1, reg_fullvec = { fp16 = 1 } },
 }
 op.reference = reference
 op.implementations = { cuda = cuda }

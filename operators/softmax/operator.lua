@@ -26,7 +26,10 @@ local reference, cuda = oplib.rowwise {
   args = function(ins, outs, rows, cols, ctx) return { ins.x, outs.out, ctx.i32(rows), ctx.i32(cols) } end,
   -- H200, n_cols = 10240 (docs/KERNELS.md): fp16 37.7 us streamed (automatic block, 2 slots) vs 41.0 in registers;
   -- autotune of 2026-11-29 (bound checks per vector, FULLVEC): 27.9 us with 256 threads, 3 slots, FULLVEC 1
-  stream = { dtypes = { fp16 = true }, min_bytes = 16384, block = 256, stages = 3, fullvec = 1 },
+  -- Since the fp16 packed max and ex2.approx.ftz (2026-11-29, fourth session), the register kernel with
+  -- FULLVEC = 1 is the fastest at every fp16 case (bench/rows/fullvec.lua: 20.4 us at 10240 columns
+  -- against 22.7 streamed, 23.9 with FULLVEC = 0): no stream rule any more
+  stream = { dtypes = {}, reg_fullvec = { fp16 = 1 } },
 }
 op.reference = reference
 op.implementations = { cuda = cuda }

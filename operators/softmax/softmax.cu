@@ -8,10 +8,13 @@
 //   warp-per-row, TPR = BLOCK block-per-row.
 // - softmax_stream (STAGES defined; sm_90): persistent blocks, a block per row (TPR = BLOCK), rows
 //   streamed through STAGES shared-memory slots by cp.async.bulk (tb_row_stream).
-// exp is __expf (SFU; within 1e-6 relative for the arguments x - max <= 0 that occur here).
+// exp(x - max) is 2^(x * log2e - max * log2e): one FFMA and one ex2.approx.ftz (softmax_exp2).
+// max * log2e is rounded once per row, which scales every term of the row alike and cancels in
+// y = e / sum; the arguments are at most ~0, so ftz only flushes terms below 2^-126 to 0.
 // Defines: DTYPE, BLOCK (threads per block), TPR (threads per row, power of two 32..BLOCK),
 // NV (vectors per thread: cdiv(cols, TPR * 16 / sizeof(DTYPE))), RPG (rows per group, default 1),
-// STAGES (stream kernel).
+// STAGES (stream kernel), FULLVEC (1: bound checks per vector, and fp16/bf16 rows take their max
+// by packed pairs).
 #include "tb_common.cuh"
 
 #ifndef RPG
@@ -21,34 +24,131 @@
 #define FULLVEC 0
 #endif
 
+// 2^a on the SFU, one instruction. Without fast-math __expf adds a range test and two predicated
+// scalings around MUFU.EX2 to keep denormal results; here a <= ~0 and a term below 2^-126 is far
+// below any output's tolerance.
+TB_DEVICE float softmax_exp2(float a) {
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a));
+  return r;
+}
+
+// Packed pairs of a half-precision dtype (sm_80+): max of two pairs lane by lane with fmaxf's
+// rule (a NaN loses to a number), the float value of each lane. ok = false: no packed path.
+template <typename tb_T> struct softmax_pair { static constexpr bool ok = false; };
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+template <> struct softmax_pair<__half> {
+  static constexpr bool ok = true;
+  static constexpr unsigned lowest = 0xfc00fc00u; // (-inf, -inf)
+  static TB_DEVICE unsigned max(unsigned a, unsigned b) {
+    unsigned r;
+    asm("max.f16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+  }
+  static TB_DEVICE float lo(unsigned p) { return __half2float(__ushort_as_half((unsigned short)(p & 0xffffu))); }
+  static TB_DEVICE float hi(unsigned p) { return __half2float(__ushort_as_half((unsigned short)(p >> 16))); }
+};
+template <> struct softmax_pair<__nv_bfloat16> {
+  static constexpr bool ok = true;
+  static constexpr unsigned lowest = 0xff80ff80u;
+  static TB_DEVICE unsigned max(unsigned a, unsigned b) {
+    unsigned r;
+    asm("max.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+  }
+  static TB_DEVICE float lo(unsigned p) { return __uint_as_float(p << 16); }
+  static TB_DEVICE float hi(unsigned p) { return __uint_as_float(p & 0xffff0000u); }
+};
+#endif
+
+// tb_row_load with each vector moved as four 32-bit words: a tb_vec<__half> chosen between a load
+// and zeros is otherwise merged 16 bits at a time (8 PRMT per vector), and int offsets spare the
+// 64-bit compares of tb_load_part. Elements at or past len, and inactive rows, are zero.
+TB_DEVICE void softmax_row_load(tb_vec<DTYPE> (&v)[NV], const DTYPE *row, int t, int len, bool vec_ok, bool active) {
+  constexpr int V = tb_vec<DTYPE>::N;
+#pragma unroll
+  for (int j = 0; j < NV; ++j) {
+    const int e = (j * TPR + t) * V;
+    uint4 w = make_uint4(0u, 0u, 0u, 0u);
+    if (active && vec_ok && e + V <= len) {
+      w = *reinterpret_cast<const uint4 *>(row + e);
+    } else if (active && e < len) {
+      tb_vec<DTYPE> p = tb_vec_zero<DTYPE>();
+#pragma unroll
+      for (int k = 0; k < V; ++k)
+        if (e + k < len) p.v[k] = row[e + k];
+      memcpy(&w, &p, 16);
+    }
+    memcpy(&v[j], &w, 16);
+  }
+}
+
+// Thread t's largest element of the row (-inf if none; NaNs lose, as with fmaxf).
+// (A template, so that the discarded branch of `if constexpr` is not compiled for other dtypes.)
+template <typename tb_T> TB_DEVICE float softmax_thread_max(const tb_vec<tb_T> (&v)[NV], bool active, int t, int cols) {
+  constexpr int V = tb_vec<tb_T>::N;
+  float m = -INFINITY;
+#if FULLVEC
+  if constexpr (softmax_pair<tb_T>::ok) {
+    // Whole vectors by pairs, V / 2 max.x2 per vector into one accumulator per pair slot (max is
+    // exact, so the order does not matter); the row's last, partial vector element by element.
+    using P = softmax_pair<tb_T>;
+    unsigned m2[V / 2];
+#pragma unroll
+    for (int p = 0; p < V / 2; ++p) m2[p] = P::lowest;
+#pragma unroll
+    for (int j = 0; j < NV; ++j) {
+      const int e = (j * TPR + t) * V;
+      const unsigned *w = reinterpret_cast<const unsigned *>(v[j].v);
+      if (active && e + V <= cols) {
+#pragma unroll
+        for (int p = 0; p < V / 2; ++p) m2[p] = P::max(m2[p], w[p]);
+      } else {
+#pragma unroll
+        for (int k = 0; k < V; ++k)
+          if (active && e + k < cols) m = fmaxf(m, tb_to_float(v[j].v[k]));
+      }
+    }
+#pragma unroll
+    for (int p = 1; p < V / 2; ++p) m2[0] = P::max(m2[0], m2[p]);
+    m = fmaxf(m, fmaxf(P::lo(m2[0]), P::hi(m2[0])));
+  } else {
+#pragma unroll
+    for (int j = 0; j < NV; ++j) {
+      const int e = (j * TPR + t) * V;
+      tb_for_elems<V>(active, e, cols, [&](int k) { m = fmaxf(m, tb_to_float(v[j].v[k])); });
+    }
+  }
+#else
+#pragma unroll
+  for (int j = 0; j < NV; ++j) {
+    const int e = (j * TPR + t) * V;
+#pragma unroll
+    for (int k = 0; k < V; ++k)
+      if (active && e + k < cols) m = fmaxf(m, tb_to_float(v[j].v[k]));
+  }
+#endif
+  return m;
+}
+
 // Thread t's part of one row in registers; yr is the row's output (vec_ok: 16-byte stores allowed).
 TB_DEVICE void softmax_row(const tb_vec<DTYPE> (&v)[NV], bool active, DTYPE *__restrict__ yr, int t, int cols,
                            bool vec_ok, float *red_max, float *red_sum) {
   constexpr int V = tb_vec<DTYPE>::N;
-  float m = -INFINITY;
-#pragma unroll
-  for (int j = 0; j < NV; ++j) {
-    const int e = (j * TPR + t) * V;
-#if FULLVEC
-    tb_for_elems<V>(active, e, cols, [&](int k) { m = fmaxf(m, tb_to_float(v[j].v[k])); });
-#else
-#pragma unroll
-    for (int k = 0; k < V; ++k)
-      if (active && e + k < cols) m = fmaxf(m, tb_to_float(v[j].v[k]));
-#endif
-  }
-  m = tb_group_max<TPR>(m, red_max);
+  const float m = tb_group_max<TPR>(softmax_thread_max(v, active, t, cols), red_max);
+  constexpr float L = 1.4426950408889634f; // log2(e)
+  const float mL = m * L;
 
   float s = 0.0f;
 #pragma unroll
   for (int j = 0; j < NV; ++j) {
     const int e = (j * TPR + t) * V;
 #if FULLVEC
-    tb_for_elems<V>(active, e, cols, [&](int k) { s += __expf(tb_to_float(v[j].v[k]) - m); });
+    tb_for_elems<V>(active, e, cols, [&](int k) { s += softmax_exp2(fmaf(tb_to_float(v[j].v[k]), L, -mL)); });
 #else
 #pragma unroll
     for (int k = 0; k < V; ++k)
-      if (active && e + k < cols) s += __expf(tb_to_float(v[j].v[k]) - m);
+      if (active && e + k < cols) s += softmax_exp2(fmaf(tb_to_float(v[j].v[k]), L, -mL));
 #endif
   }
   s = tb_group_sum<TPR>(s, red_sum);
@@ -60,7 +160,7 @@ TB_DEVICE void softmax_row(const tb_vec<DTYPE> (&v)[NV], bool active, DTYPE *__r
     if (active && e < cols) {
       tb_vec<DTYPE> o;
 #pragma unroll
-      for (int k = 0; k < V; ++k) o.v[k] = tb_from_float<DTYPE>(__expf(tb_to_float(v[j].v[k]) - m) * inv);
+      for (int k = 0; k < V; ++k) o.v[k] = tb_from_float<DTYPE>(softmax_exp2(fmaf(tb_to_float(v[j].v[k]), L, -mL)) * inv);
       tb_store_part(yr, e, cols, vec_ok, o);
     }
   }
@@ -82,7 +182,7 @@ softmax_cuda(const DTYPE *__restrict__ x, DTYPE *__restrict__ y, int rows, int c
 #pragma unroll
   for (int i = 0; i < RPG; ++i) {
     const bool active = row0 + i < rows;
-    tb_row_load<TPR, NV>(v[i], x + (active ? row0 + i : 0) * cols, t, cols, vec_ok, active);
+    softmax_row_load(v[i], x + (active ? row0 + i : 0) * cols, t, cols, vec_ok, active);
   }
 #pragma unroll
   for (int i = 0; i < RPG; ++i) {
@@ -101,7 +201,7 @@ softmax_stream(const DTYPE *__restrict__ x, DTYPE *__restrict__ y, int rows, int
   const bool vec_ok = cols % tb_vec<DTYPE>::N == 0 && tb_aligned16(y);
   tb_row_stream<DTYPE, STAGES>(x, rows, cols, reinterpret_cast<DTYPE *>(tb_dyn), [&](const DTYPE *xs, long long r) {
     tb_vec<DTYPE> v[NV];
-    tb_row_load<TPR, NV>(v, xs, t, cols, cols % tb_vec<DTYPE>::N == 0, true);
+    softmax_row_load(v, xs, t, cols, cols % tb_vec<DTYPE>::N == 0, true);
     softmax_row(v, true, y + r * cols, t, cols, vec_ok, red_max, red_sum);
   });
 }

@@ -150,4 +150,17 @@ describe("oplib.row_resolve", function()
     local c = oplib.row_resolve(1024, "fp16", { TPR = 0, BLOCK = 0, RPG = 1, STAGES = -1, FULLVEC = 0 }, h200, rule)
     assert.same({ 0, 0 }, { c.STAGES, c.FULLVEC }) -- 2 KiB rows: registers, FULLVEC as given
   end)
+  it("sets the register kernel's FULLVEC by reg_fullvec, also for dtypes that never stream", function()
+    local rule = { dtypes = { fp32 = true }, min_bytes = 16384, block = 1024, stages = 2, fullvec = 1,
+                   reg_fullvec = { fp16 = 1 } }
+    local dflt = { TPR = 0, BLOCK = 0, RPG = 1, STAGES = -1, FULLVEC = 0 }
+    local a = oplib.row_resolve(20480, "fp16", dflt, h200, rule)
+    assert.same({ 0, 1 }, { a.STAGES, a.FULLVEC })    -- fp16: registers, whole-vector checks
+    local b = oplib.row_resolve(2048, "fp32", dflt, h200, rule)
+    assert.same({ 0, 0 }, { b.STAGES, b.FULLVEC })    -- fp32 under the threshold: as given
+    local c = oplib.row_resolve(20480, "fp32", dflt, h200, rule)
+    assert.same({ 1024, 2, 1 }, { c.BLOCK, c.STAGES, c.FULLVEC })
+    local d = oplib.row_resolve(512, "fp16", dflt, h200, { dtypes = {}, reg_fullvec = 1 })
+    assert.same({ 0, 1 }, { d.STAGES, d.FULLVEC })    -- one value for every dtype
+  end)
 end)
