@@ -504,6 +504,8 @@ static int l_tensormap(lua_State *L) {
   lua_getfield(L, 2, "swizzle");
   sp.swizzle = lua_isnil(L, -1) ? 0 : (int)luaL_checkinteger(L, -1);
   lua_pop(L, 1);
+  if (sp.swizzle != 0 && sp.swizzle != 32 && sp.swizzle != 64 && sp.swizzle != 128)
+    luaL_error(L, "tensormap: swizzle of %d bytes (0, 32, 64 or 128)", sp.swizzle);
   if (sp.address % 16 != 0) luaL_error(L, "tensormap: the tensor's address is not 16-byte aligned");
   for (int i = 0; i < sp.rank - 1; i++)
     if (sp.strides[i] % 16 != 0) luaL_error(L, "tensormap: strides[%d] = %I is not a multiple of 16 bytes", i + 1,
