@@ -29,7 +29,7 @@ end
 op.implementations = {
   cuda = {
     source = "../matmul_fp32_fp16_fp8/gemm_wgmma.cu",
-    default = { VARIANT = "pp", BN = 128, STAGES = 4 },
+    default = { VARIANT = "pp", BN = 128, STAGES = 4, SMALL = 1 }, -- SMALL: gemm.resolve
     space = gemm.space,
     valid = function(case, cfg) return gemm.valid(problem(case), cfg) end,
     supports = function(case) return gemm.supports(problem(case)) end,

@@ -33,7 +33,7 @@ op.implementations = {
   cuda = {
     source = "gemm_wgmma.cu",
     sources = { "gemm_wgmma.cu", "gemm_mma.cu", "matmul_ref.cu" },
-    default = { VARIANT = "tma", BN = 256, STAGES = 3 },
+    default = { VARIANT = "tma", BN = 256, STAGES = 3, SMALL = 1 }, -- SMALL: gemm.resolve
     space = gemm.space,
     valid = function(case, cfg) return gemm.valid(problem(case), cfg) end,
     supports = function(case) return gemm.supports(problem(case)) end,
