@@ -142,6 +142,12 @@ void tb_stop_run_stream(const tb_stop_rule *rule, const tb_stream_sample *s, siz
   }
 }
 
+double tb_clip_next(unsigned long long *covered, unsigned long long start, unsigned long long end) {
+  unsigned long long from = start > *covered ? start : *covered;
+  if (end > *covered) *covered = end;
+  return end > from ? (double)(end - from) : 0;
+}
+
 int tb_split_samples(const int *marker, size_t m, size_t per, long *sample_of) {
   long sample = -1;
   int prev_marker = 0, ok = 1;

@@ -82,6 +82,14 @@ int tb_clock_sustained(size_t kept, size_t dropped, size_t min);
  * first marker, or too few or too many samples). */
 int tb_split_samples(const int *marker, size_t m, size_t per, long *sample_of);
 
+/* One kernel interval [start, end) of a run or graph launch whose kernels are taken in start
+ * order: the part of it after *covered (where the union of the ones before it ends), which
+ * becomes max(*covered, end). Summed over the kernels, the parts give the length of the union.
+ * CUPTI's start timestamp of a kernel launched right behind another in the same stream can fall
+ * before that kernel's end; summing whole durations would count the overlap twice. An interval
+ * with end < start counts 0. */
+double tb_clip_next(unsigned long long *covered, unsigned long long start, unsigned long long end);
+
 /* A synthetic or recorded stream of samples, fed one by one through the throttle filter and the
  * stopping rule: what the timer does, without a GPU. */
 typedef struct tb_stream_sample {

@@ -28,9 +28,15 @@ gpu_status cupti_trace_all_api(void);
 
 /* Delivers every buffered record (a forced flush). Synchronize the streams first. */
 gpu_status cupti_flush(void);
+/* Delivers the records of finished work: a plain flush, and a forced one only when no complete
+ * kernel record tagged last_id (the last launch waited for) came with it. Synchronize first. */
+gpu_status cupti_flush_until(uint64_t last_id);
+/* How many plain and forced flushes this process has made (diagnostics). */
+void cupti_flush_counts(unsigned long *plain, unsigned long *forced);
 
-/* For each id in [first_id, first_id + n): the sum of the durations (ns) of the kernels launched
- * under it, how many there were, and how many had no complete timestamps. Forgets every record
+/* For each id in [first_id, first_id + n): the time (ns) covered by the kernels launched under it
+ * (the union of their intervals: a kernel's part that overlaps the ones before it is not counted
+ * twice, tb_clip_next), how many there were, and how many had no complete timestamps. Forgets every record
  * gathered so far (call after cupti_flush). GPU_ERR_OTHER when CUPTI dropped records. */
 gpu_status cupti_collect(uint64_t first_id, size_t n, double *kernel_ns, int *kernels,
                          int *incomplete);
@@ -40,7 +46,8 @@ void cupti_set_marker(const char *prefix);
 
 /* For graph launches tagged first_id .. first_id + groups - 1, each holding `per` samples laid out
  * as [marker kernels, other kernels] in stream order: for sample j = g * per + s (j < N = groups
- * * per) the other kernels' summed durations (ns) in kernel_ns[j], their count in kernels[j], and
+ * * per) the time the other kernels cover (ns; each launch's kernels as the union of their
+ * intervals) in kernel_ns[j], their count in kernels[j], and
  * the markers' in kernel_ns[N + j], kernels[N + j]. A launch whose records do not split into `per`
  * samples, or lack timestamps, marks each of its samples incomplete (incomplete[j] = 1). Forgets
  * every record gathered so far. Arrays hold 2 * N entries. */
@@ -49,5 +56,8 @@ gpu_status cupti_collect_groups(uint64_t first_id, size_t groups, size_t per, do
 
 /* Forgets every record gathered so far. */
 void cupti_discard(void);
+
+/* Kernel time (ns) the collects of this process removed as overlap with the kernel before. */
+double cupti_clipped_ns(void);
 
 #endif

@@ -225,6 +225,26 @@ static void test_sustained_clock(void) {
   free(s);
 }
 
+/* Overlapping CUPTI intervals: each kernel keeps only what the ones before it do not cover. */
+static double clip_all(const unsigned long long *st, const unsigned long long *en, size_t n, double *eff) {
+  unsigned long long covered = 0;
+  double sum = 0;
+  for (size_t i = 0; i < n; i++) sum += eff[i] = tb_clip_next(&covered, st[i], en[i]);
+  return sum;
+}
+
+static void test_clip_overlaps(void) {
+  double eff[8];
+  const unsigned long long s1[] = {100, 200, 300}, e1[] = {200, 300, 450}; /* back to back: all kept */
+  CHECK(clip_all(s1, e1, 3, eff) == 350 && eff[0] == 100 && eff[1] == 100 && eff[2] == 150);
+  const unsigned long long s2[] = {100, 180, 250}, e2[] = {200, 300, 260}; /* 20 ns overlap; one inside */
+  CHECK(clip_all(s2, e2, 3, eff) == 200 && eff[0] == 100 && eff[1] == 100 && eff[2] == 0); /* the union [100, 300) */
+  const unsigned long long s3[] = {100, 400}, e3[] = {50, 500}; /* a broken interval counts 0 */
+  CHECK(clip_all(s3, e3, 2, eff) == 100 && eff[0] == 0 && eff[1] == 100);
+  const unsigned long long s4[] = {100, 150}, e4[] = {400, 300}; /* the second wholly inside the first */
+  CHECK(clip_all(s4, e4, 2, eff) == 300 && eff[1] == 0);
+}
+
 /* Graph groups: a launch's kernels in start order, split at the eviction (marker) kernels. */
 static void test_split_samples(void) {
   long of[16];
@@ -267,6 +287,7 @@ int main(void) {
   test_throttled_samples_dropped();
   test_sustained_clock();
   test_split_samples();
+  test_clip_overlaps();
   test_fixed_rule();
   if (failures) {
     fprintf(stderr, "%d check(s) failed\n", failures);
