@@ -33,7 +33,7 @@
   X(cuGraphExecDestroy, 1) X(cuGraphDestroy, 1) X(cuFuncGetParamInfo, 0)                     \
   X(cuEventRecordWithFlags, 0) X(cuGraphGetNodes, 0) X(cuGraphNodeGetType, 0)                  \
   X(cuGraphEventRecordNodeGetEvent, 0) X(cuGraphExecEventRecordNodeSetEvent, 0)               \
-  X(cuTensorMapEncodeTiled, 0)
+  X(cuTensorMapEncodeTiled, 0) X(cuStreamWaitEvent, 0)
 
 /* The pointer's type is the header prototype of the macro-expanded name (cuMemAlloc_v2). */
 #define DECLARE_POINTER(name, required) static __typeof__(name) *p_##name;
@@ -678,6 +678,12 @@ static gpu_status cuda_event_record(gpu_event e, gpu_stream s) {
   return CU(cuEventRecord, ((CUevent)e, (CUstream)s));
 }
 
+static gpu_status cuda_stream_wait_event(gpu_stream s, gpu_event e) {
+  REQUIRE_DRIVER();
+  if (p_cuStreamWaitEvent == NULL) return gpu_set_error(GPU_ERR_INVALID, "the driver lacks cuStreamWaitEvent");
+  return CU(cuStreamWaitEvent, ((CUstream)s, (CUevent)e, 0));
+}
+
 static gpu_status cuda_event_synchronize(gpu_event e) {
   REQUIRE_DRIVER();
   return CU(cuEventSynchronize, ((CUevent)e));
@@ -889,6 +895,7 @@ static const gpu_backend cuda_backend = {
   .event_create = cuda_event_create,
   .event_destroy = cuda_event_destroy,
   .event_record = cuda_event_record,
+  .stream_wait_event = cuda_stream_wait_event,
   .event_synchronize = cuda_event_synchronize,
   .event_elapsed_ms = cuda_event_elapsed_ms,
   .capture_begin = cuda_capture_begin,

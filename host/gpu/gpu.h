@@ -134,6 +134,9 @@ typedef struct gpu_backend {
   gpu_status (*event_create)(gpu_event *e); /* with timing */
   gpu_status (*event_destroy)(gpu_event e);
   gpu_status (*event_record)(gpu_event e, gpu_stream s);
+  /* Work enqueued on s from now on waits for e's last record (during a capture: a dependency,
+   * which is how a second stream forks from and joins the captured one). */
+  gpu_status (*stream_wait_event)(gpu_stream s, gpu_event e);
   gpu_status (*event_synchronize)(gpu_event e);
   gpu_status (*event_elapsed_ms)(float *ms, gpu_event start, gpu_event end);
 

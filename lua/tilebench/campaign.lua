@@ -18,7 +18,7 @@ M.FIELDS = {
   cases        = { "string|table", "case subset per dtype: '1-3,7', 'first', 'last', 'ends', 'all'; or {default = .., <operator> = ..}" },
   impls        = { "table", "only these implementations (default: all of each operator)" },
   modes        = { "table", "{'default'}, {'autotune'} or both" },
-  protocol     = { "table", "timer options: mode, warmup, repeat, max_noise, min_time, timeout, flush, graph, clock, min_samples, max_samples, flush_mode, clock_check, throttle_threshold, sustained_clock, graph_group" },
+  protocol     = { "table", "timer options: mode, warmup, repeat, max_noise, min_time, timeout, flush, graph, clock, min_samples, max_samples, flush_mode, clock_check, throttle_threshold, sustained_clock, graph_group, group_events" },
   gate         = { "table", "{rho = x, elib = y}: verified cases under either are 'slow'" },
   gate_exit    = { "boolean", "exit 3 when any case is slow, wrong, failed or timed out (--gate)" },
   case_timeout = { "number", "seconds a case may take beyond the protocol's timeout (default 60)" },
@@ -28,7 +28,7 @@ M.FIELDS = {
 M.PROTOCOL_KEYS = { mode = "string", warmup = "number", ["repeat"] = "number", max_noise = "number",
   min_time = "number", timeout = "number", flush = "boolean", graph = "boolean", clock = "string",
   min_samples = "number", max_samples = "number", flush_mode = "string", clock_check = "boolean",
-  throttle_threshold = "number", sustained_clock = "boolean", graph_group = "number" }
+  throttle_threshold = "number", sustained_clock = "boolean", graph_group = "number", group_events = "string" }
 
 M.DEFAULT_CASE_TIMEOUT = 60
 

@@ -62,6 +62,15 @@ if cupti_ok then
   check(g8.events_median >= g8.median, 'the events of a grouped sample bracket its kernel')
   local d = assert(timer.measure(small, {}))
   check(d.graph_group > 1, 'the default groups a short kernel (' .. tostring(d.graph_group) .. ')')
+  -- Both event nodes of a sample in line (inline) time the same run as the split layout (the
+  -- default, used by g8 above: the event after each run beside the kernels), whose GPU timeline
+  -- is shorter per sample.
+  local ch = assert(timer.measure(small, { graph_group = 8, group_events = 'inline' }))
+  print(string.format('group events: split %.4f ms (events %.4f, %.2f us of timeline per sample)  inline %.4f ms (events %.4f, %.2f us)',
+    g8.median, g8.events_median, g8.gpu_span_s / (g8.n + 3) * 1e6, ch.median, ch.events_median, ch.gpu_span_s / (ch.n + 3) * 1e6))
+  check(ch.graph_group == 8 and ch.dropped_incomplete == 0, 'inline layout used: ' .. tostring(ch.graph_group_reason))
+  check(math.abs(ch.median - g8.median) <= tol8 * g8.median, 'inline and split samples agree')
+  check(ch.events_median >= ch.median, 'the events of an inline sample bracket its kernel')
 end
 check(g1.graph_group == 1, 'graph_group = 1 launches per run')
 local nf = assert(timer.measure(small, { graph_group = 4, flush = false }))

@@ -39,6 +39,7 @@ M.spec = {
   { name = "no-flush", type = "flag", desc = "do not evict the L2 before runs" },
   { name = "no-graph", type = "flag", desc = "launch eagerly instead of replaying a CUDA graph" },
   { name = "graph-group", type = "integer", metavar = "N", desc = "samples (eviction, run) per graph launch; 0: by the case (default), 1: a launch per run", validate = nonneg },
+  { name = "group-events", type = "string", choices = { "split", "inline" }, desc = "graph groups: the event after each run beside the kernels (split, default) or in line (inline)" },
   { name = "timer", type = "string", choices = { "cupti", "events" }, desc = "clock to report" },
   { name = "gate", type = "flag", desc = "exit 3 when any case is slow, wrong, failed or timed out" },
   { name = "gate-rho", type = "number", desc = "mark verified cases under this rho slow", validate = nonneg },
@@ -78,6 +79,7 @@ function M.protocol_overrides(opts)
   if opts["no-flush"] then p.flush = false end
   if opts["no-graph"] then p.graph = false end
   if opts["graph-group"] then p.graph_group = opts["graph-group"] end
+  if opts["group-events"] then p.group_events = opts["group-events"] end
   if opts.timer then p.clock = opts.timer end
   return p
 end
