@@ -3,6 +3,7 @@
 //   copy4     dst = src, float4 per thread, grid-stride   (10 sizes, ~2 us to ~5 ms)
 //   fma_loop  a dependent FMA chain per thread            (compute-bound, ~50 us to ~20 ms)
 //   plan3     scale4, add4, copy4 on 64 MiB buffers       (a three-kernel plan, timed as one)
+//   nop       an empty kernel, 1 block and 16 blocks/SM   (diagnostic: each tool's fixed cost)
 // Built twice by run.sh: `nvcc -cubin` (loaded by tilebench and by do_bench.py) and as a program
 // (`fid_cases`) that prints the case table (--list) or launches every case for ncu (--ncu).
 #include <cuda_runtime.h>
@@ -26,6 +27,20 @@ extern "C" __global__ void add4(const float4 *__restrict__ a, const float4 *__re
   }
 }
 
+extern "C" __global__ void nop(void) {}
+
+// The eviction of `fid_cases --ncu N evict`: tilebench's protocol (read 2 x L2 before each run)
+// for ncu --cache-control none. buf is zero-filled and key is 1, so the store never happens, but
+// the compiler cannot drop the loads.
+extern "C" __global__ void fid_evict(const uint4 *buf, long long n16, unsigned *sink, unsigned key) {
+  unsigned acc = 0;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n16; i += (long long)gridDim.x * blockDim.x) {
+    uint4 v = buf[i];
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == key) *sink = acc;
+}
+
 extern "C" __global__ void fma_loop(float *out, int iters) {
   float a = threadIdx.x * 1e-3f, b = 0.999f, c = 1e-4f;
   for (int i = 0; i < iters; i++) {
@@ -40,7 +55,8 @@ extern "C" __global__ void fma_loop(float *out, int iters) {
 #include <stdlib.h>
 #include <string.h>
 
-// kind: 0 copy4, 1 fma_loop, 2 plan3. n: float4 elements per buffer (kinds 0, 2) or iterations.
+// kind: 0 copy4, 1 fma_loop, 2 plan3, 3 nop. n: float4 elements per buffer (kinds 0, 2), iterations
+// (1) or blocks (3).
 struct fid_case { const char *name; int kind; long long n; };
 static const fid_case cases[] = {
   {"copy_32K", 0, (32ll << 10) / 16},   {"copy_128K", 0, (128ll << 10) / 16},
@@ -50,6 +66,7 @@ static const fid_case cases[] = {
   {"copy_2G", 0, (2ll << 30) / 16},     {"copy_8G", 0, (8ll << 30) / 16},
   {"fma_6k", 1, 6000},                  {"fma_125k", 1, 125000},
   {"fma_2500k", 1, 2500000},            {"plan3_64M", 2, (64ll << 20) / 16},
+  {"nop_1", 3, 1},                      {"nop_2112", 3, 2112},
 };
 static const int n_cases = sizeof cases / sizeof cases[0];
 
@@ -74,13 +91,28 @@ int main(int argc, char **argv) {
     // One line per case: name kind n bytes grid block (the launch every tool uses).
     for (int i = 0; i < n_cases; i++) {
       const fid_case &c = cases[i];
-      unsigned grid = c.kind == 1 ? (unsigned)sms * 4 : mem_grid(c.n, sms);
+      unsigned grid = c.kind == 1 ? (unsigned)sms * 4 : c.kind == 3 ? (unsigned)c.n : mem_grid(c.n, sms);
       printf("%s %d %lld %lld %u %d\n", c.name, c.kind, c.n, case_bytes(c), grid, 256);
     }
     return 0;
   }
-  // --ncu REPS: launch every case REPS times, in table order, one launch sequence per line on stdout.
+  // --ncu REPS [evict]: launch every case REPS times, in table order, one launch sequence per line
+  // on stdout. evict: fid_evict reads 2 x L2 before each launch sequence, as tilebench does before
+  // each run (for ncu --cache-control none; ncu's -k filter leaves fid_evict out).
   int reps = argc > 2 ? atoi(argv[2]) : 3;
+  int evict = argc > 3 && strcmp(argv[3], "evict") == 0;
+  uint4 *ebuf = NULL;
+  unsigned *sink = NULL;
+  long long e16 = 0;
+  if (evict) {
+    int dev = 0, l2 = 0;
+    CK(cudaGetDevice(&dev));
+    CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+    e16 = 2ll * l2 / 16;
+    CK(cudaMalloc(&ebuf, e16 * 16));
+    CK(cudaMemset(ebuf, 0, e16 * 16));
+    CK(cudaMalloc(&sink, 16));
+  }
   long long max_n = 0;
   for (int i = 0; i < n_cases; i++) if (cases[i].kind != 1 && cases[i].n > max_n) max_n = cases[i].n;
   float4 *a, *b, *c;
@@ -90,7 +122,10 @@ int main(int argc, char **argv) {
   for (int i = 0; i < n_cases; i++) {
     const fid_case &k = cases[i];
     for (int r = 0; r < reps; r++) {
-      if (k.kind == 0) {
+      if (evict) fid_evict<<<sms * 8, 256>>>(ebuf, e16, sink, 1u);
+      if (k.kind == 3) {
+        nop<<<(unsigned)k.n, 256>>>();
+      } else if (k.kind == 0) {
         copy4<<<mem_grid(k.n, sms), 256>>>(a, b, k.n);
       } else if (k.kind == 1) {
         fma_loop<<<sms * 4, 256>>>(out, (int)k.n);
