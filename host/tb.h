@@ -80,6 +80,13 @@ const char *tb_embedded_source(const char *name, size_t *size);
  * tb_gpu() with the context (never the legacy stream: graphs cannot capture that). */
 gpu_stream tb_stream(void);
 
+/* Waits for the work queued on tb_stream(), at most timeout_s seconds (<= 0: tb_sync_timeout_s()).
+ * A hung kernel raises "timeout: <what>: ..." (the prefix a campaign reads as a timeout) instead
+ * of waiting forever; other failures raise "<what>: <error>". */
+void tb_stream_sync(lua_State *L, double timeout_s, const char *what);
+/* $TILEBENCH_SYNC_TIMEOUT (seconds) if set and positive, else 300. */
+double tb_sync_timeout_s(void);
+
 /* ---- kernels (tb_kernel.c) -----------------------------------------------------------------
  * A kernel function userdata ("tb.function"). Its signature, when declared from Lua
  * (module:get("name", {"ptr", "ptr", "i64"})), is what tb.launch checks arguments against;

@@ -2,6 +2,7 @@
  * errors, the process's device, context and stream, and the host's own kernels (host/kernels/,
  * embedded at build time, compiled by NVRTC for the current device on first use). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tb.h"
@@ -44,6 +45,23 @@ const gpu_device_props *tb_current_props(lua_State *L) {
 }
 
 gpu_stream tb_stream(void) { return process_stream; }
+
+double tb_sync_timeout_s(void) {
+  const char *env = getenv("TILEBENCH_SYNC_TIMEOUT");
+  char *end = NULL;
+  double v = env && *env ? strtod(env, &end) : 0;
+  return v > 0 && end && *end == '\0' ? v : 300;
+}
+
+void tb_stream_sync(lua_State *L, double timeout_s, const char *what) {
+  const gpu_backend *b = tb_gpu(L);
+  if (timeout_s <= 0) timeout_s = tb_sync_timeout_s();
+  gpu_status st = b->stream_wait_timeout(tb_stream(), timeout_s * 1e3);
+  if (st == GPU_ERR_TIMEOUT)
+    luaL_error(L, "timeout: %s: %s (a hung kernel? the limit is %g s: TILEBENCH_SYNC_TIMEOUT)", what,
+               gpu_last_error(), timeout_s);
+  if (st != GPU_OK) luaL_error(L, "%s: %s", what, gpu_last_error());
+}
 
 /* ---- the host's own kernels ---------------------------------------------------------------- */
 

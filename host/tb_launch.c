@@ -11,7 +11,9 @@
  *   tb.launch.tensormap(tensor, {dims = {...}, strides = {...}, box = {...} [, swizzle = 128]})
  *     -> the 128 bytes of a TMA tensor map (a string) over the tensor's memory: dims and box in
  *     elements, innermost first; strides in bytes of dims 2..n; checked against the tensor's size
- *   plan:run([sync = true])   runs once on tb's stream; synchronizes and raises on error
+ *   plan:run([sync = true [, timeout_s]])   runs once on tb's stream; synchronizes and raises on
+ *                             error, or "timeout: plan:run: ..." after timeout_s (default
+ *                             $TILEBENCH_SYNC_TIMEOUT, else 300 s)
  *   plan:steps() -> count      plan:kernels() -> kernel launches per run
  *   plan:describe() -> { {kind = "kernel", name, grid, block, smem, nargs} | {kind = "call", name} }
  *   tostring(plan) */
@@ -393,10 +395,10 @@ static int l_plan(lua_State *L) {
 static int plan_run(lua_State *L) {
   tb_plan *p = tb_check_plan(L, 1);
   int sync = lua_isnoneornil(L, 2) ? 1 : lua_toboolean(L, 2);
-  const gpu_backend *gpu = tb_gpu(L);
-  gpu_stream s = tb_stream();
-  tb_check_gpu(L, tb_plan_run(p, s));
-  if (sync) tb_check_gpu(L, gpu->stream_synchronize(s));
+  double timeout_s = luaL_optnumber(L, 3, 0);
+  tb_gpu(L);
+  tb_check_gpu(L, tb_plan_run(p, tb_stream()));
+  if (sync) tb_stream_sync(L, timeout_s, "plan:run");
   return 0;
 }
 

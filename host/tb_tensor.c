@@ -512,7 +512,7 @@ static int m_to_host(lua_State *L) {
   if (n == 0) return 1;
   const gpu_backend *b = tb_gpu(L);
   unsigned char *host = lua_newuserdatauv(L, n, 0);
-  tb_check_gpu(L, b->stream_synchronize(tb_stream())); /* work queued on tb's stream */
+  tb_stream_sync(L, 0, "to_host"); /* work queued on tb's stream */
   tb_check_gpu(L, b->copy_dtoh(host, tb_tensor_ptr(t), n));
   int size = tb_dtypes[t->dtype].size, is_float = tb_dtypes[t->dtype].is_float;
   for (int64_t i = 0; i < t->numel; i++) {

@@ -230,7 +230,7 @@ static gpu_status ensure_buffer(const gpu_backend *gpu, gpu_ptr *buf, size_t *ca
   if (need <= *cap) return GPU_OK;
   gpu_status st;
   if (*buf) {
-    if ((st = gpu->stream_synchronize(tb_stream())) != GPU_OK) return st;
+    if ((st = gpu->stream_wait_timeout(tb_stream(), tb_sync_timeout_s() * 1e3)) != GPU_OK) return st;
     if ((st = gpu->mem_free(*buf)) != GPU_OK) return st;
     *buf = 0;
     *cap = 0;

@@ -158,14 +158,14 @@ static int l_compare(lua_State *L) {
     gpu_status st = b->memset8_async(res, 0, sizeof h, tb_stream());
     if (st == GPU_OK) st = b->launch(fn, grid, block, 0, tb_stream(), args);
     if (st == GPU_OK) st = b->launch(finish, grid1, block1, 0, tb_stream(), finish_args);
-    if (st == GPU_OK) st = b->stream_synchronize(tb_stream());
+    if (st == GPU_OK) st = b->stream_wait_timeout(tb_stream(), tb_sync_timeout_s() * 1e3);
     if (st == GPU_OK) st = b->copy_dtoh(&h, res, sizeof h);
     if (st == GPU_OK && h.nfirst > 0) st = b->copy_dtoh(first, res + sizeof h, (size_t)h.nfirst * sizeof first[0]);
     if (st != GPU_OK) {
       char message[1024];
       snprintf(message, sizeof message, "%s", gpu_last_error());
       (void)b->mem_free(res);
-      luaL_error(L, "compare %s: %s", kernel, message);
+      luaL_error(L, "%scompare %s: %s", st == GPU_ERR_TIMEOUT ? "timeout: " : "", kernel, message);
     }
     tb_check_gpu(L, b->mem_free(res));
   }
