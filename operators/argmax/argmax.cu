@@ -22,28 +22,6 @@
 #define FULLVEC 0
 #endif
 
-// tb_row_load with each vector moved as four 32-bit words: a tb_vec<__half> chosen between a load
-// and zeros is otherwise merged 16 bits at a time (8 PRMT per vector), and int offsets spare the
-// 64-bit compares of tb_load_part. Elements at or past len, and inactive rows, are zero.
-TB_DEVICE void argmax_row_load(tb_vec<DTYPE> (&v)[NV], const DTYPE *row, int t, int len, bool vec_ok, bool active) {
-  constexpr int V = tb_vec<DTYPE>::N;
-#pragma unroll
-  for (int j = 0; j < NV; ++j) {
-    const int e = (j * TPR + t) * V;
-    uint4 w = make_uint4(0u, 0u, 0u, 0u);
-    if (active && vec_ok && e + V <= len) {
-      w = *reinterpret_cast<const uint4 *>(row + e);
-    } else if (active && e < len) {
-      tb_vec<DTYPE> p = tb_vec_zero<DTYPE>();
-#pragma unroll
-      for (int k = 0; k < V; ++k)
-        if (e + k < len) p.v[k] = row[e + k];
-      memcpy(&w, &p, 16);
-    }
-    memcpy(&v[j], &w, 16);
-  }
-}
-
 // Packed pairs of a half-precision dtype: max with NaN propagation, and lane masks (0xffff per
 // lane) of equality and of NaN. ok = false: no packed path (fp32, or bf16 before sm_90).
 template <typename tb_T> struct argmax_pair { static constexpr bool ok = false; };
@@ -206,7 +184,7 @@ argmax_cuda(const DTYPE *__restrict__ x, int64_t *__restrict__ out, int rows, in
 #pragma unroll
   for (int i = 0; i < RPG; ++i) {
     const bool active = row0 + i < rows;
-    argmax_row_load(v[i], x + (active ? row0 + i : 0) * cols, t, cols, vec_ok, active);
+    tb_row_load_words<TPR, NV>(v[i], x + (active ? row0 + i : 0) * cols, t, cols, vec_ok, active);
   }
 #pragma unroll
   for (int i = 0; i < RPG; ++i) argmax_row(v[i], row0 + i < rows, row0 + i, t, cols, out, red_v[i], red_i[i]);
@@ -222,7 +200,7 @@ argmax_stream(const DTYPE *__restrict__ x, int64_t *__restrict__ out, int rows, 
   const int t = threadIdx.x;
   tb_row_stream<DTYPE, STAGES>(x, rows, cols, reinterpret_cast<DTYPE *>(tb_dyn), [&](const DTYPE *xs, long long r) {
     tb_vec<DTYPE> v[NV];
-    argmax_row_load(v, xs, t, cols, cols % tb_vec<DTYPE>::N == 0, true);
+    tb_row_load_words<TPR, NV>(v, xs, t, cols, cols % tb_vec<DTYPE>::N == 0, true);
     argmax_row(v, true, r, t, cols, out, red_v, red_i);
   });
 }

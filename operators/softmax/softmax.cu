@@ -61,28 +61,6 @@ template <> struct softmax_pair<__nv_bfloat16> {
 };
 #endif
 
-// tb_row_load with each vector moved as four 32-bit words: a tb_vec<__half> chosen between a load
-// and zeros is otherwise merged 16 bits at a time (8 PRMT per vector), and int offsets spare the
-// 64-bit compares of tb_load_part. Elements at or past len, and inactive rows, are zero.
-TB_DEVICE void softmax_row_load(tb_vec<DTYPE> (&v)[NV], const DTYPE *row, int t, int len, bool vec_ok, bool active) {
-  constexpr int V = tb_vec<DTYPE>::N;
-#pragma unroll
-  for (int j = 0; j < NV; ++j) {
-    const int e = (j * TPR + t) * V;
-    uint4 w = make_uint4(0u, 0u, 0u, 0u);
-    if (active && vec_ok && e + V <= len) {
-      w = *reinterpret_cast<const uint4 *>(row + e);
-    } else if (active && e < len) {
-      tb_vec<DTYPE> p = tb_vec_zero<DTYPE>();
-#pragma unroll
-      for (int k = 0; k < V; ++k)
-        if (e + k < len) p.v[k] = row[e + k];
-      memcpy(&w, &p, 16);
-    }
-    memcpy(&v[j], &w, 16);
-  }
-}
-
 // Thread t's largest element of the row (-inf if none; NaNs lose, as with fmaxf).
 // (A template, so that the discarded branch of `if constexpr` is not compiled for other dtypes.)
 template <typename tb_T> TB_DEVICE float softmax_thread_max(const tb_vec<tb_T> (&v)[NV], bool active, int t, int cols) {
@@ -182,7 +160,7 @@ softmax_cuda(const DTYPE *__restrict__ x, DTYPE *__restrict__ y, int rows, int c
 #pragma unroll
   for (int i = 0; i < RPG; ++i) {
     const bool active = row0 + i < rows;
-    softmax_row_load(v[i], x + (active ? row0 + i : 0) * cols, t, cols, vec_ok, active);
+    tb_row_load_words<TPR, NV>(v[i], x + (active ? row0 + i : 0) * cols, t, cols, vec_ok, active);
   }
 #pragma unroll
   for (int i = 0; i < RPG; ++i) {
@@ -201,7 +179,7 @@ softmax_stream(const DTYPE *__restrict__ x, DTYPE *__restrict__ y, int rows, int
   const bool vec_ok = cols % tb_vec<DTYPE>::N == 0 && tb_aligned16(y);
   tb_row_stream<DTYPE, STAGES>(x, rows, cols, reinterpret_cast<DTYPE *>(tb_dyn), [&](const DTYPE *xs, long long r) {
     tb_vec<DTYPE> v[NV];
-    softmax_row_load(v, xs, t, cols, cols % tb_vec<DTYPE>::N == 0, true);
+    tb_row_load_words<TPR, NV>(v, xs, t, cols, cols % tb_vec<DTYPE>::N == 0, true);
     softmax_row(v, true, y + r * cols, t, cols, vec_ok, red_max, red_sum);
   });
 }
