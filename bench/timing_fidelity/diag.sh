@@ -9,18 +9,7 @@
 # usage (repo root, GPU machine): bash bench/timing_fidelity/diag.sh OUTDIR
 set -uo pipefail
 OUT=${1:?usage: diag.sh OUTDIR}
-TB=${TILEBENCH:-./build/tilebench}
-HERE=$(cd "$(dirname "$0")" && pwd)
-mkdir -p "$OUT"
-NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-step() { echo "== $(date +%T) $*"; }
-ARCH=${TB_ARCH:-sm_90}
-"$NVCC" -arch="$ARCH" -cubin -o "$W/fid.cubin" "$HERE/kernels.cu" || exit 1
-"$NVCC" -arch="$ARCH" -O2 -o "$W/fid_cases" "$HERE/kernels.cu" || exit 1
-"$W/fid_cases" --list > "$W/cases.txt" || exit 1
-cp "$W/cases.txt" "$OUT/cases.txt"
+. "$(dirname "$0")/common.sh"
 K='regex:^(copy4|scale4|add4|fma_loop|nop)$'
 M=gpu__time_duration.sum,gpc__cycles_elapsed.max,gpc__cycles_elapsed.avg.per_second,sm__cycles_elapsed.avg.per_second,sm__cycles_active.max,dram__cycles_elapsed.avg.per_second
 if command -v ncu >/dev/null; then

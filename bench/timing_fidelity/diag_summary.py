@@ -5,45 +5,13 @@ import os
 import statistics
 import sys
 
+import ncu_csv
+
 out = sys.argv[1]
 cases = [l.split() for l in open(os.path.join(out, "cases.txt")) if len(l.split()) == 6]
 
-def ncu_rows(path):
-    """One dict per profiled kernel, in order: metric name -> value."""
-    if not os.path.exists(path):
-        return []
-    lines = open(path).read().splitlines()
-    start = next((i for i, l in enumerate(lines) if l.startswith('"ID"')), None)
-    if start is None:
-        return []
-    rows, by_id = [], {}
-    for r in csv.DictReader(lines[start:]):
-        key = r["ID"]
-        if key not in by_id:
-            by_id[key] = {}
-            rows.append(by_id[key])
-        try:
-            by_id[key][r["Metric Name"]] = float(r["Metric Value"].replace(",", ""))
-        except ValueError:
-            pass
-    return rows
-
-def per_case(manifest, rows):
-    res, k = {}, 0
-    if not os.path.exists(manifest):
-        return res
-    for line in open(manifest):
-        p = line.split()
-        if len(p) != 3:
-            continue
-        n = int(p[2])
-        if k + n > len(rows):
-            break
-        res.setdefault(p[0], []).append(rows[k:k + n])
-        k += n
-    return res
-
-clk = per_case(os.path.join(out, "ncu_clocks_manifest.txt"), ncu_rows(os.path.join(out, "ncu_clocks.csv")))
+clk, _ = ncu_csv.sequences(os.path.join(out, "ncu_clocks_manifest.txt"),
+                          ncu_csv.kernels(os.path.join(out, "ncu_clocks.csv")))
 
 def tb(path):
     if not os.path.exists(path):

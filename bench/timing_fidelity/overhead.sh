@@ -7,15 +7,7 @@
 # (graph=false+flush=false). A variant named twice runs twice, its second CSV suffixed _2.
 set -uo pipefail
 OUT=${1:?usage: overhead.sh OUTDIR}
-TB=${TILEBENCH:-./build/tilebench}
-HERE=$(cd "$(dirname "$0")" && pwd)
-mkdir -p "$OUT"
-NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-"$NVCC" -arch="${TB_ARCH:-sm_90}" -cubin -o "$W/fid.cubin" "$HERE/kernels.cu" || exit 1
-"$NVCC" -arch="${TB_ARCH:-sm_90}" -O2 -o "$W/fid_cases" "$HERE/kernels.cu" || exit 1
-"$W/fid_cases" --list > "$W/cases.txt" || exit 1
+. "$(dirname "$0")/common.sh"
 declare -A seen
 for v in ${VARIANTS:-default graph=false clock_check=false flush=false}; do
   name=${v//=/_}; name=${name//+/_}

@@ -8,20 +8,9 @@
 set -uo pipefail
 OUT=${1:-bench/results/timing_fidelity_raw}
 GPU=${TB_GPU_LABEL:-H200}
-TB=${TILEBENCH:-./build/tilebench}
-HERE=$(cd "$(dirname "$0")" && pwd)
-mkdir -p "$OUT" bench/results
-NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-step() { echo "== $(date +%T) $*"; }
-
-step "building kernels.cu (cubin for tilebench and do_bench, program for ncu)"
-ARCH=${TB_ARCH:-sm_90}
-"$NVCC" -arch="$ARCH" -cubin -o "$W/fid.cubin" "$HERE/kernels.cu" || exit 1
-"$NVCC" -arch="$ARCH" -O2 -o "$W/fid_cases" "$HERE/kernels.cu" || exit 1
-"$W/fid_cases" --list > "$W/cases.txt" || exit 1
-cp "$W/cases.txt" "$OUT/cases.txt"
+mkdir -p bench/results
+echo "== $(date +%T) building kernels.cu (cubin for tilebench and do_bench, program for ncu)"
+. "$(dirname "$0")/common.sh"
 cat "$W/cases.txt"
 
 # Stability first: its processes also fill the NVRTC cache with the timer's two kernels (evict.cu,
