@@ -57,9 +57,12 @@ void tb_stream_sync(lua_State *L, double timeout_s, const char *what) {
   const gpu_backend *b = tb_gpu(L);
   if (timeout_s <= 0) timeout_s = tb_sync_timeout_s();
   gpu_status st = b->stream_wait_timeout(tb_stream(), timeout_s * 1e3);
-  if (st == GPU_ERR_TIMEOUT)
-    luaL_error(L, "timeout: %s: %s (a hung kernel? the limit is %g s: TILEBENCH_SYNC_TIMEOUT)", what,
-               gpu_last_error(), timeout_s);
+  if (st == GPU_ERR_TIMEOUT) {
+    char msg[1536]; /* luaL_error's format has no %g */
+    snprintf(msg, sizeof msg, "timeout: %s: %s (a hung kernel? the limit is %g s: TILEBENCH_SYNC_TIMEOUT)", what,
+             gpu_last_error(), timeout_s);
+    luaL_error(L, "%s", msg);
+  }
   if (st != GPU_OK) luaL_error(L, "%s: %s", what, gpu_last_error());
 }
 

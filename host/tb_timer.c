@@ -166,9 +166,12 @@ static void parse_options(lua_State *L, int idx, measure_opts *o) {
     } else {
       int isnum = 0;
       double v = lua_tonumberx(L, -1, &isnum);
-      if (!isnum || v < d->min || v > d->max || (d->type == OPT_INTEGER && v != floor(v)))
-        luaL_error(L, "bad argument #2 to 'measure' (option '%s' must be %s in [%g, %g])", d->name,
-                   d->type == OPT_INTEGER ? "an integer" : "a number", d->min, d->max);
+      if (!isnum || v < d->min || v > d->max || (d->type == OPT_INTEGER && v != floor(v))) {
+        char msg[256]; /* luaL_error's format has no %g */
+        snprintf(msg, sizeof msg, "bad argument #2 to 'measure' (option '%s' must be %s in [%g, %g])", d->name,
+                 d->type == OPT_INTEGER ? "an integer" : "a number", d->min, d->max);
+        luaL_error(L, "%s", msg);
+      }
       *(double *)field = v;
     }
     lua_pop(L, 1);

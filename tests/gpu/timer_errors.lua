@@ -63,6 +63,8 @@ ok_plan:run()
 
 raises("unknown option 'wamrup'", function() timer.measure(ok_plan, { wamrup = 3 }) end, 'unknown option')
 raises("option 'mode' must be one of: adaptive fixed", function() timer.measure(ok_plan, { mode = 'fast' }) end, 'bad mode')
+raises("option 'max_noise' must be a number in [0, 1]", function() timer.measure(ok_plan, { max_noise = 2 }) end, 'out-of-range number')
+raises("option 'warmup' must be an integer in [0, 1e+06]", function() timer.measure(ok_plan, { warmup = 1.5 }) end, 'non-integer count')
 
 -- A closed tensor makes the plan refuse to run.
 local z = tensor.empty({ 1024 }, 'fp32')
