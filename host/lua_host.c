@@ -1,5 +1,5 @@
 /* lua_host.c: sets up the embedded Lua 5.4 state: standard libraries, the tb.* C modules, lfs
- * and cjson preloaded, and package.path rooted at tilebench's own Lua library. */
+ * and cjson (with cjson.safe) preloaded, and package.path rooted at tilebench's own Lua library. */
 #include "lua_host.h"
 
 #include <limits.h>
@@ -25,6 +25,7 @@ int luaopen_lfs(lua_State *L);
 extern const char tb_git_sha[]; /* build/git_version.c, written at every build */
 extern const int tb_git_dirty;
 int luaopen_cjson(lua_State *L);
+int luaopen_cjson_safe(lua_State *L);
 
 static const luaL_Reg preloaded[] = {
   {"tb.device", luaopen_tb_device},
@@ -38,6 +39,7 @@ static const luaL_Reg preloaded[] = {
   {"tb.blas", luaopen_tb_blas},
   {"lfs", luaopen_lfs},
   {"cjson", luaopen_cjson},
+  {"cjson.safe", luaopen_cjson_safe},
   {NULL, NULL}
 };
 
