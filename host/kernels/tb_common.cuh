@@ -13,8 +13,8 @@
 //               threads (GROUP a power of two, 32..1024) through shared memory; the argmax order
 //               tb_argmax_better (NaN largest, ties to the lowest index) and tb_group_argmax
 //   rows        tb_row_load<TPR, NV>(v, row, t, len, vec_ok, active): thread t's NV vectors of a
-//               row (vector j at element (j * TPR + t) * N), zeros where absent; tb_row_load_words
-//               the same, each vector moved as 32-bit words (fewer instructions for 16-bit dtypes);
+//               row (vector j at element (j * TPR + t) * N), zeros where absent, each vector moved
+//               as 32-bit words; tb_row_load_elems the same through tb_load_part;
 //               tb_for_elems<N>(active, e, len, f): f(k) for a vector's elements in the row;
 //               tb_row_stream<T, STAGES>(x, rows, cols, smem, f) (sm_90+): persistent blocks stream
 //               rows gridDim.x apart through STAGES shared-memory slots filled by cp.async.bulk
@@ -235,22 +235,14 @@ template <int tb_GROUP> TB_DEVICE void tb_group_argmax(float &v, int &i, float *
 // ---- rows --------------------------------------------------------------------------------------
 // Thread t's share of a row of len elements held by a group of tb_TPR threads: vector j covers
 // elements (j * TPR + t) * N .. + N (each warp access coalesced). Inactive rows and elements past
-// len read nothing and are zero.
+// len read nothing and are zero. Each vector moves as four 32-bit words: a tb_vec<__half> chosen
+// between a load and zeros is otherwise merged 16 bits at a time (8 PRMT per vector), and int
+// offsets spare the 64-bit compares of tb_load_part. On the H200 (2026-11-29, A/B against
+// tb_row_load_elems, docs/PERFORMANCE.md) it took layernorm, rmsnorm and mean_reduction in
+// fp16/bf16 to 0.85-0.90 of their time (geomean over the grids; layernorm's register kernel from
+// 79 to 64-67 registers at K = 6656); fp32 within 1 % but for layernorm (below).
 template <int tb_TPR, int tb_NV, typename tb_T>
 TB_DEVICE void tb_row_load(tb_vec<tb_T> (&v)[tb_NV], const tb_T *row, int t, int len, bool vec_ok, bool active) {
-  constexpr int tb_V = tb_vec<tb_T>::N;
-#pragma unroll
-  for (int j = 0; j < tb_NV; ++j) {
-    const int e = (j * tb_TPR + t) * tb_V;
-    v[j] = (active && e < len) ? tb_load_part(row, e, len, vec_ok) : tb_vec_zero<tb_T>();
-  }
-}
-
-// tb_row_load with each vector moved as four 32-bit words: a tb_vec<__half> chosen between a load
-// and zeros is otherwise merged 16 bits at a time (8 PRMT per vector), and int offsets spare the
-// 64-bit compares of tb_load_part. Same result as tb_row_load (softmax, argmax).
-template <int tb_TPR, int tb_NV, typename tb_T>
-TB_DEVICE void tb_row_load_words(tb_vec<tb_T> (&v)[tb_NV], const tb_T *row, int t, int len, bool vec_ok, bool active) {
   constexpr int tb_V = tb_vec<tb_T>::N;
 #pragma unroll
   for (int j = 0; j < tb_NV; ++j) {
@@ -266,6 +258,20 @@ TB_DEVICE void tb_row_load_words(tb_vec<tb_T> (&v)[tb_NV], const tb_T *row, int 
       memcpy(&w, &p, 16);
     }
     memcpy(&v[j], &w, 16);
+  }
+}
+
+// The same share, each vector through tb_load_part. Kept for layernorm's stream kernel, which
+// ran 25-30 % slower with tb_row_load in fp16/bf16 from K = 8704 on (H200; same A/B), though it
+// needed fewer registers and instructions (the cause was not found), and for layernorm in fp32
+// (3.5-4.6 % faster at K = 2560 and 3072).
+template <int tb_TPR, int tb_NV, typename tb_T>
+TB_DEVICE void tb_row_load_elems(tb_vec<tb_T> (&v)[tb_NV], const tb_T *row, int t, int len, bool vec_ok, bool active) {
+  constexpr int tb_V = tb_vec<tb_T>::N;
+#pragma unroll
+  for (int j = 0; j < tb_NV; ++j) {
+    const int e = (j * tb_TPR + t) * tb_V;
+    v[j] = (active && e < len) ? tb_load_part(row, e, len, vec_ok) : tb_vec_zero<tb_T>();
   }
 }
 

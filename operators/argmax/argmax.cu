@@ -184,7 +184,7 @@ argmax_cuda(const DTYPE *__restrict__ x, int64_t *__restrict__ out, int rows, in
 #pragma unroll
   for (int i = 0; i < RPG; ++i) {
     const bool active = row0 + i < rows;
-    tb_row_load_words<TPR, NV>(v[i], x + (active ? row0 + i : 0) * cols, t, cols, vec_ok, active);
+    tb_row_load<TPR, NV>(v[i], x + (active ? row0 + i : 0) * cols, t, cols, vec_ok, active);
   }
 #pragma unroll
   for (int i = 0; i < RPG; ++i) argmax_row(v[i], row0 + i < rows, row0 + i, t, cols, out, red_v[i], red_i[i]);
@@ -200,7 +200,7 @@ argmax_stream(const DTYPE *__restrict__ x, int64_t *__restrict__ out, int rows, 
   const int t = threadIdx.x;
   tb_row_stream<DTYPE, STAGES>(x, rows, cols, reinterpret_cast<DTYPE *>(tb_dyn), [&](const DTYPE *xs, long long r) {
     tb_vec<DTYPE> v[NV];
-    tb_row_load_words<TPR, NV>(v, xs, t, cols, cols % tb_vec<DTYPE>::N == 0, true);
+    tb_row_load<TPR, NV>(v, xs, t, cols, cols % tb_vec<DTYPE>::N == 0, true);
     argmax_row(v, true, r, t, cols, out, red_v, red_i);
   });
 }

@@ -160,7 +160,7 @@ softmax_cuda(const DTYPE *__restrict__ x, DTYPE *__restrict__ y, int rows, int c
 #pragma unroll
   for (int i = 0; i < RPG; ++i) {
     const bool active = row0 + i < rows;
-    tb_row_load_words<TPR, NV>(v[i], x + (active ? row0 + i : 0) * cols, t, cols, vec_ok, active);
+    tb_row_load<TPR, NV>(v[i], x + (active ? row0 + i : 0) * cols, t, cols, vec_ok, active);
   }
 #pragma unroll
   for (int i = 0; i < RPG; ++i) {
@@ -179,7 +179,7 @@ softmax_stream(const DTYPE *__restrict__ x, DTYPE *__restrict__ y, int rows, int
   const bool vec_ok = cols % tb_vec<DTYPE>::N == 0 && tb_aligned16(y);
   tb_row_stream<DTYPE, STAGES>(x, rows, cols, reinterpret_cast<DTYPE *>(tb_dyn), [&](const DTYPE *xs, long long r) {
     tb_vec<DTYPE> v[NV];
-    tb_row_load_words<TPR, NV>(v, xs, t, cols, cols % tb_vec<DTYPE>::N == 0, true);
+    tb_row_load<TPR, NV>(v, xs, t, cols, cols % tb_vec<DTYPE>::N == 0, true);
     softmax_row(v, true, y + r * cols, t, cols, vec_ok, red_max, red_sum);
   });
 }
