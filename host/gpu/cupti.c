@@ -322,6 +322,16 @@ void cupti_discard(void) {
   pthread_mutex_unlock(&store_lock);
 }
 
+/* Kernel record i's offset from first_id among n external ids, or -1 when it carries none of
+ * them. exts must be sorted (cmp_ext). A runtime launch and the driver launch under it may both
+ * be tagged: same correlation id, same external id, so either match is the same. */
+static long ext_offset(size_t i, uint64_t first_id, size_t n) {
+  ext_rec key = {kernels[i].corr, 0};
+  const ext_rec *e = bsearch(&key, exts, n_exts, sizeof *exts, cmp_ext);
+  if (e == NULL || e->ext < first_id || e->ext - first_id >= n) return -1;
+  return (long)(e->ext - first_id);
+}
+
 typedef struct slot_rec { size_t slot; uint64_t start, end; } slot_rec;
 
 static int cmp_slot_rec(const void *a, const void *b) {
@@ -355,15 +365,12 @@ gpu_status cupti_collect(uint64_t first_id, size_t n, double *kernel_ns, int *ke
   } else if (store_oom || (recs = malloc((n_kernels ? n_kernels : 1) * sizeof *recs)) == NULL) {
     st = gpu_set_error(GPU_ERR_OOM, "CUPTI records: out of host memory");
   } else {
-    /* A runtime launch and the driver launch under it may both be tagged: same correlation id,
-     * same external id, so duplicates are harmless after sorting. */
     qsort(exts, n_exts, sizeof *exts, cmp_ext);
     size_t m = 0;
     for (size_t i = 0; i < n_kernels; i++) {
-      ext_rec key = {kernels[i].corr, 0};
-      const ext_rec *e = bsearch(&key, exts, n_exts, sizeof *exts, cmp_ext);
-      if (e == NULL || e->ext < first_id || e->ext - first_id >= n) continue;
-      size_t s = (size_t)(e->ext - first_id);
+      long off = ext_offset(i, first_id, n);
+      if (off < 0) continue;
+      size_t s = (size_t)off;
       if (kernels[i].start == 0 || kernels[i].end < kernels[i].start) {
         incomplete[s]++;
         continue;
@@ -411,11 +418,10 @@ gpu_status cupti_collect_groups(uint64_t first_id, size_t groups, size_t per, do
     qsort(exts, n_exts, sizeof *exts, cmp_ext);
     size_t m = 0;
     for (size_t i = 0; i < n_kernels; i++) {
-      ext_rec key = {kernels[i].corr, 0};
-      const ext_rec *e = bsearch(&key, exts, n_exts, sizeof *exts, cmp_ext);
-      if (e == NULL || e->ext < first_id || e->ext - first_id >= groups) continue;
+      long off = ext_offset(i, first_id, groups);
+      if (off < 0) continue;
       int bad = kernels[i].start == 0 || kernels[i].end < kernels[i].start;
-      recs[m++] = (group_rec){(size_t)(e->ext - first_id), kernels[i].marker, bad, kernels[i].start, kernels[i].end};
+      recs[m++] = (group_rec){(size_t)off, kernels[i].marker, bad, kernels[i].start, kernels[i].end};
     }
     qsort(recs, m, sizeof *recs, cmp_group_rec);
     /* Each launch's records in start order, split into samples at the markers (stats.c). */
