@@ -6,8 +6,14 @@
 #include "lauxlib.h"
 #include "lua.h"
 #include "lua_host.h"
+#include "tb.h"
 
 int main(int argc, char **argv) {
+  double sync_s;
+  if (tb_sync_timeout_env(&sync_s) != 0) {
+    fprintf(stderr, "tilebench: TILEBENCH_SYNC_TIMEOUT='%s': expected seconds > 0\n", getenv("TILEBENCH_SYNC_TIMEOUT"));
+    return 2;
+  }
   lua_State *L = tb_lua_new();
   if (L == NULL) {
     fprintf(stderr, "tilebench: cannot create the Lua state (out of memory)\n");

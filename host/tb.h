@@ -84,8 +84,10 @@ gpu_stream tb_stream(void);
  * A hung kernel raises "timeout: <what>: ..." (the prefix a campaign reads as a timeout) instead
  * of waiting forever; other failures raise "<what>: <error>". */
 void tb_stream_sync(lua_State *L, double timeout_s, const char *what);
-/* $TILEBENCH_SYNC_TIMEOUT (seconds) if set and positive, else 300. */
+/* $TILEBENCH_SYNC_TIMEOUT (seconds) if set and positive, else 300. tb_sync_timeout_env also says
+ * whether the variable is set to something else than a positive number (-1; *seconds = 300). */
 double tb_sync_timeout_s(void);
+int tb_sync_timeout_env(double *seconds);
 
 /* ---- kernels (tb_kernel.c) -----------------------------------------------------------------
  * A kernel function userdata ("tb.function"). Its signature, when declared from Lua

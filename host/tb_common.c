@@ -46,11 +46,21 @@ const gpu_device_props *tb_current_props(lua_State *L) {
 
 gpu_stream tb_stream(void) { return process_stream; }
 
-double tb_sync_timeout_s(void) {
+int tb_sync_timeout_env(double *seconds) {
   const char *env = getenv("TILEBENCH_SYNC_TIMEOUT");
+  *seconds = 300;
+  if (env == NULL || *env == '\0') return 0;
   char *end = NULL;
-  double v = env && *env ? strtod(env, &end) : 0;
-  return v > 0 && end && *end == '\0' ? v : 300;
+  double v = strtod(env, &end);
+  if (!(v > 0) || end == env || *end != '\0') return -1;
+  *seconds = v;
+  return 0;
+}
+
+double tb_sync_timeout_s(void) {
+  double v;
+  tb_sync_timeout_env(&v); /* a bad value was refused at start-up (main.c) */
+  return v;
 }
 
 void tb_stream_sync(lua_State *L, double timeout_s, const char *what) {

@@ -40,6 +40,13 @@ expect 2 "unexpected argument 'extra'" smoke extra
 bad=$(mktemp --suffix=.lua); echo 'return { operaters = "all" }' >"$bad"
 expect 2 "unknown field 'operaters'" "$bad"
 rm -f "$bad"
+# A bad environment value stops every command before it starts.
+out=$(TILEBENCH_SYNC_TIMEOUT=soon "$TB" run --operator broken_unwritten --dry-run 2>&1); rc=$?
+if [ "$rc" -ne 2 ] || ! grep -q "TILEBENCH_SYNC_TIMEOUT='soon': expected seconds > 0" <<<"$out"; then
+  echo "FAIL TILEBENCH_SYNC_TIMEOUT=soon -> rc=$rc, output: $out"; fail=1
+else
+  echo "ok   TILEBENCH_SYNC_TIMEOUT=soon -> 2"
+fi
 # --dry-run plans without touching a device
 expect 0 "broken_unwritten \(Data Layout\): 2 cases, implementations good,broken" --operator broken_unwritten --cases ends --dry-run
 expect 0 "^2 work items" --operator broken_unwritten,broken_wrong_result --cases first --dry-run
