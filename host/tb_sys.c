@@ -31,7 +31,11 @@
  *   sys.fsync(file_or_path) -> true | nil, message  (a Lua file handle is flushed first)
  *   sys.fsync_dir(path) -> true | nil, message
  *   sys.rename(from, to) -> true | nil, message (atomic within a file system)
- *   sys.write_atomic(path, data) -> true | nil, message  temp file, fsync, rename, fsync dir
+ *   sys.write_atomic(path, data) -> true | nil, message   the one way a file is replaced: a unique
+ *       temp file (host, pid, random) in the same directory, fsync, rename, fsync of the directory;
+ *       on failure the old file is untouched and message is "write PATH: STEP: strerror".
+ *   sys.clean_orphans(dir) -> count | nil, message   removes temp files of killed writers
+ *       (atomic_file.c says which are orphans); write_atomic does it for its own directory.
  *   sys.getpid() -> integer   sys.hostname() -> string   sys.exe() -> path of this binary
  *   sys.uname() -> {sysname, nodename, release, version, machine}
  *   sys.getenv(name) -> string | nil   sys.environ() -> {NAME = value}
@@ -59,6 +63,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "atomic_file.h"
 #include "lauxlib.h"
 #include "lua.h"
 #include "lualib.h"
@@ -760,55 +765,26 @@ static int sys_rename(lua_State *L) {
   return 1;
 }
 
-static void dir_of(const char *path, char *out, size_t n) {
-  const char *slash = strrchr(path, '/');
-  if (slash == NULL) snprintf(out, n, ".");
-  else if (slash == path) snprintf(out, n, "/");
-  else snprintf(out, n, "%.*s", (int)(slash - path), path);
-}
-
 static int sys_write_atomic(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
   size_t len;
   const char *data = luaL_checklstring(L, 2, &len);
-  char tmp[PATH_MAX], dir[PATH_MAX];
-  if (snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof tmp)
-    return luaL_error(L, "write_atomic: path too long");
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  const char *step = "open";
-  if (fd < 0) goto fail;
-  size_t off = 0;
-  while (off < len) {
-    ssize_t w = write(fd, data + off, len - off);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      step = "write";
-      goto fail_close;
-    }
-    off += (size_t)w;
+  char err[PATH_MAX + 256];
+  if (atomic_write(path, data, len, err, sizeof err) != 0) {
+    luaL_pushfail(L);
+    lua_pushstring(L, err);
+    return 2;
   }
-  if (fsync(fd) < 0) { step = "fsync"; goto fail_close; }
-  if (close(fd) < 0) { fd = -1; step = "close"; goto fail_unlink; }
-  fd = -1;
-  if (rename(tmp, path) < 0) { step = "rename"; goto fail_unlink; }
-  dir_of(path, dir, sizeof dir);
-  fsync_path(dir, O_RDONLY | O_DIRECTORY); /* best effort: some file systems refuse it */
   lua_pushboolean(L, 1);
   return 1;
-fail_close: {
-    int e = errno;
-    close(fd);
-    errno = e;
-  }
-fail_unlink: {
-    int e = errno;
-    unlink(tmp);
-    errno = e;
-  }
-fail:
-  luaL_pushfail(L);
-  lua_pushfstring(L, "write %s: %s: %s", path, step, strerror(errno));
-  return 2;
+}
+
+static int sys_clean_orphans(lua_State *L) {
+  const char *dir = luaL_checkstring(L, 1);
+  int n = atomic_clean_orphans(dir);
+  if (n < 0) return push_errno(L, dir);
+  lua_pushinteger(L, n);
+  return 1;
 }
 
 /* ---- host facts ------------------------------------------------------------------------------ */
@@ -932,7 +908,8 @@ static const luaL_Reg sys_funcs[] = {
   {"monotonic", sys_monotonic}, {"time", sys_time}, {"iso_time", sys_iso_time},
   {"sleep", sys_sleep}, {"isatty", sys_isatty}, {"term_width", sys_term_width},
   {"fsync", sys_fsync}, {"fsync_dir", sys_fsync_dir}, {"rename", sys_rename},
-  {"write_atomic", sys_write_atomic}, {"getpid", sys_getpid}, {"hostname", sys_hostname},
+  {"write_atomic", sys_write_atomic}, {"clean_orphans", sys_clean_orphans},
+  {"getpid", sys_getpid}, {"hostname", sys_hostname},
   {"exe", sys_exe}, {"uname", sys_uname}, {"getenv", sys_getenv}, {"environ", sys_environ},
   {"random_hex", sys_random_hex}, {"claim_stdout", sys_claim_stdout}, {NULL, NULL}
 };

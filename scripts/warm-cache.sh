@@ -19,6 +19,6 @@ JOBS=${JOBS:-$(nproc)}
 "$TB" compile --operator "$OPS" --jobs "$JOBS" --quiet
 "$TB" compile --operator "$OPS" --autotune --cases last --jobs "$JOBS" --quiet
 "$TB" script tests/gpu/operators_cpu_check.lua --compile-only
-find "$TILEBENCH_CACHE_DIR" -name '*.tmp.*' -delete
+find "$TILEBENCH_CACHE_DIR" -name '.*.tmp-*' -delete  # temp files of atomic_write
 tar czf "$TGZ" -C "$TILEBENCH_CACHE_DIR" .
 echo "packed $(find "$TILEBENCH_CACHE_DIR" -type f | wc -l) cache files into $TGZ ($(du -h "$TGZ" | cut -f1))"

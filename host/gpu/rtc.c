@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../atomic_file.h"
 #include "gpu.h"
 
 /* ---- SHA-256 (FIPS 180-4), enough for cache keys ------------------------------------------ */
@@ -193,16 +194,12 @@ static int plausible_image(const char *image, size_t size, int cubin) {
 }
 
 static void cache_store(const char *path, const void *image, size_t size) {
-  char tmp[1100];
-  if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp) return;
-  FILE *f = fopen(tmp, "wb");
-  if (f == NULL) {
+  char err[1200];
+  /* a cache entry is written like every other file (atomic_file.c): a reader never sees half */
+  if (atomic_write(path, image, size, err, sizeof err) != 0) {
     make_dirs(rtc_cache_dir());
-    if ((f = fopen(tmp, "wb")) == NULL) return;
+    atomic_write(path, image, size, err, sizeof err);
   }
-  int ok = fwrite(image, 1, size, f) == size;
-  ok = (fclose(f) == 0) && ok;
-  if (!ok || rename(tmp, path) != 0) remove(tmp);
 }
 
 /* ---- compiling ------------------------------------------------------------------------------ */

@@ -354,11 +354,7 @@ function M.write(r, dir, title)
   mkdir_p(dir)
   local written = {}
   local md = M.markdown(r, title)
-  local tmp = dir .. "/summary.md.tmp"
-  local f = assert(io.open(tmp, "wb"))
-  f:write(md)
-  f:close()
-  assert(os.rename(tmp, dir .. "/summary.md"))
+  require("tilebench.util").write_atomic(dir .. "/summary.md", md)
   written[#written + 1] = dir .. "/summary.md"
   local tables = M.csv_tables(r)
   for _, name in ipairs({"suite", "categories", "operators", "per_dtype", "problems"}) do

@@ -234,9 +234,6 @@ function M.read_file(path)
   return s
 end
 
--- Writes content to path atomically: a temporary file in the same folder, then rename, so a
--- reader (or a crash) sees the old file or the new one, never half of one.
-local tmp_counter = 0
 -- Creates dir and its parents (like mkdir -p); returns dir. Raises naming the part it cannot create.
 function M.mkdir_p(dir)
   local lfs = require("lfs")
@@ -251,23 +248,13 @@ function M.mkdir_p(dir)
   return dir
 end
 
+-- Replaces path with content through tb.sys's one checked, atomic, durable write (unique temp
+-- name, fsync, rename, fsync of the directory); raises "write PATH: STEP: reason" and leaves the
+-- old file on any failure.
 function M.write_atomic(path, content)
-  tmp_counter = tmp_counter + 1
-  local tmp = string.format("%s.tmp-%x-%d", path, os.time(), tmp_counter)
-  local f, err = io.open(tmp, "wb")
-  if not f then error("cannot write " .. path .. ": " .. err, 0) end
-  local ok, werr = f:write(content)
-  if ok then ok, werr = f:flush() end
-  f:close()
-  if not ok then
-    os.remove(tmp)
-    error("cannot write " .. path .. ": " .. tostring(werr), 0)
-  end
-  local renamed, rerr = os.rename(tmp, path)
-  if not renamed then
-    os.remove(tmp)
-    error("cannot write " .. path .. ": " .. tostring(rerr), 0)
-  end
+  local ok, err = require("tb.sys").write_atomic(path, content)
+  if not ok then error(err, 0) end
+  return path
 end
 
 -- ---- JSON -----------------------------------------------------------------------------------

@@ -183,10 +183,7 @@ function M.run(args)
     if not okd then error(string.format("peaks: cannot create %s: %s", dir, tostring(derr)), 0) end
   end
   local path = dir .. "/" .. opts.gpu .. ".json"
-  local fh, ferr = io.open(path, "wb")
-  if not fh then error("peaks: cannot write " .. tostring(ferr), 0) end
-  fh:write(cjson.encode(doc), "\n")
-  fh:close()
+  require("tilebench.util").write_atomic(path, cjson.encode(doc) .. "\n")
   io.write(string.format("%s: bandwidth %.0f GB/s, fp32 %.1f TFLOP/s, fp16 %s, bf16 %s, tf32 %s, fp8 %s (fast %s), int8 %s\n",
     path, bandwidth, fp32_tflops, tostring(matrix.fp16), tostring(matrix.bf16), tostring(matrix.tf32),
     tostring(matrix.fp8_e4m3), tostring(matrix.fp8_e4m3_fast_accum), tostring(matrix.int8)))

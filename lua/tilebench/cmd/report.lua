@@ -64,13 +64,7 @@ function M.run(args)
   if not out then options.usage_error("report: give --output DIR (or --gpu LABEL)") end
   require("tilebench.aggregate").mkdir_p(out)
   local path = out .. "/report.html"
-  local tmp = path .. ".tmp"
-  local f, err = io.open(tmp, "wb")
-  if not f then error(("cannot write %s: %s"):format(tmp, err), 0) end
-  f:write(html)
-  f:close()
-  local ok, rerr = os.rename(tmp, path)
-  if not ok then error(("cannot rename %s to %s: %s"):format(tmp, path, tostring(rerr)), 0) end
+  require("tilebench.util").write_atomic(path, html)
   io.write(("wrote %s (%d operators, %d charts, %d series, %d KiB)\n"):format(path, count.operators, count.charts,
     count.series, math.floor(#html / 1024 + 0.5)))
   return 0
