@@ -322,6 +322,14 @@ function M.item_keys(items)
   return keys
 end
 
+-- The journal keys of items that rows do not hold (in execution order).
+function M.unaccounted(items, rows)
+  local done = journal.done_set(rows)
+  local out = {}
+  for _, k in ipairs(M.item_keys(items)) do if not done[k] then out[#out + 1] = k end end
+  return out
+end
+
 -- Rows in the order an unsharded run of items would journal them (a stable sort); rows of no
 -- item keep their relative order after the others.
 function M.sort_rows(rows, items)
@@ -352,9 +360,7 @@ function M.new_run_id()
   return os.date("!%Y%m%dT%H%M%SZ") .. "-" .. sys.random_hex(3)
 end
 
-function M.valid_run_id(id)
-  return type(id) == "string" and id:match("^[A-Za-z0-9._+-]+$") ~= nil and id ~= "." and id ~= ".."
-end
+M.valid_run_id = require("tilebench.util").is_name
 
 M.mkdirs = require("tilebench.util").mkdir_p
 
@@ -420,6 +426,10 @@ function M.write_outputs(run_dir, csv_dir, rows, plan, run_id)
       local c = p.cases[r.dtype] and p.cases[r.dtype][r.case_index]
       if c then r.params = c.params end
     end
+    -- The names become file names: the last guard against rows that did not come through
+    -- journal.read's check (util.is_name, as for --gpu).
+    local bad = journal.entry_problem(r)
+    if bad then error(string.format("run outputs: %s in an entry of %s", bad, run_dir), 0) end
     if not by_op[r.operator] then by_op[r.operator] = {}; op_order[#op_order + 1] = r.operator end
     local t = by_op[r.operator]
     t[#t + 1] = r

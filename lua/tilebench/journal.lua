@@ -70,13 +70,27 @@ Journal.__index = Journal
 
 -- Opens path for appending (creating it). A header table, when given and the file is new,
 -- becomes the first line ({journal = 1, ...}).
+-- A journal that does not end in a newline was cut mid-entry (a kill, a full disk): the next
+-- entry starts on a fresh line, so the cut entry alone is lost (read skips it and resume
+-- re-runs its item) instead of gluing the next one to it.
 function M.open(path, header)
   local exists = io.open(path, "rb")
-  local fresh = exists == nil
-  if exists then exists:close() end
+  local fresh, cut = exists == nil, false
+  if exists then
+    local size = exists:seek("end")
+    if size and size > 0 then
+      exists:seek("set", size - 1)
+      cut = exists:read(1) ~= "\n"
+    end
+    exists:close()
+  end
   local fh, err = io.open(path, "ab")
   if not fh then error(string.format("journal: cannot open %s: %s", path, err), 0) end
   local j = setmetatable({ path = path, fh = fh }, Journal)
+  if cut then
+    j:_write_line("")
+    j:sync()
+  end
   if fresh and header then
     local h = {}
     for k, v in pairs(header) do h[k] = v end
@@ -109,8 +123,26 @@ function Journal:close()
 end
 Journal.__close = Journal.close
 
+-- Why a journal entry cannot be used, or nil. Its operator and mode name output files
+-- (csv/<operator>_<mode>.csv, raw/<operator>.json), so they must pass util.is_name, the rule
+-- --gpu is held to: an edited journal cannot make resume or merge write outside results/.
+function M.entry_problem(r)
+  local util = require("tilebench.util")
+  for _, field in ipairs({ "operator", "mode" }) do
+    local v = r[field]
+    if not (field == "mode" and v == nil) and not util.is_name(v) then
+      return string.format("%s %s is not %s", field, util.describe(v), util.NAME_RULE)
+    end
+  end
+  if r.case_index ~= nil and math.type(r.case_index) ~= "integer" then
+    return string.format("case_index %s is not an integer", util.describe(r.case_index))
+  end
+  return nil
+end
+
 -- Reads a journal: header (or nil), rows in order, and a list of problems (a line cut short by
--- a kill is expected only at the end; it is reported and skipped, never guessed at).
+-- a kill is expected only at the end; it is reported and skipped, never guessed at; so is an
+-- entry whose names M.entry_problem refuses).
 function M.read(path)
   local fh, err = io.open(path, "rb")
   if not fh then return nil, nil, { string.format("cannot open %s: %s", path, err) } end
@@ -126,7 +158,12 @@ function M.read(path)
       elseif v.journal then
         header = header or v
       else
-        rows[#rows + 1] = v
+        local why = M.entry_problem(v)
+        if why then
+          problems[#problems + 1] = string.format("%s:%d: entry skipped: %s", path, n, why)
+        else
+          rows[#rows + 1] = v
+        end
       end
     end
   end

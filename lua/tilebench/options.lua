@@ -31,9 +31,11 @@ function converters.list(v, name)
   return out
 end
 -- A GPU label names results/<label>/: exactly one path component of [A-Za-z0-9._+-].
+-- The rule is util.is_name, the same every name read back from a run's files must pass.
 function converters.label(v, name)
-  if not v:match("^[A-Za-z0-9._+%-]+$") or v == "." or v == ".." then
-    M.usage_error("option --%s must be one path component of [A-Za-z0-9._+-], got '%s'", name, v)
+  local util = require("tilebench.util")
+  if not util.is_name(v) then
+    M.usage_error("option --%s must be %s, got '%s'", name, util.NAME_RULE, v)
   end
   return v
 end

@@ -36,7 +36,7 @@ M.matrix_rates = {
 local function fail(name, fmt, ...) error(name .. ": " .. string.format(fmt, ...), 0) end
 
 local function check_label(label)
-  if type(label) ~= "string" or not label:match("^[A-Za-z0-9._+-]+$") or label == "." or label == ".." then
+  if not util.is_name(label) then
     error(string.format("invalid GPU label %s: use letters, digits and . _ + - (one path component)",
       util.describe(label)), 0)
   end

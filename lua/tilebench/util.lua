@@ -198,6 +198,15 @@ end
 
 -- ---- paths and files ------------------------------------------------------------------------
 
+-- The one rule for a name that becomes a path component under results/ (a GPU label, a run id,
+-- an operator or mode read back from a run's files): [A-Za-z0-9._+-]+, not "." or "..". The CLI
+-- checks --gpu with it, and everything read from disk goes through it again, because a run's
+-- own files can be edited or hostile (a label "../../x" would move where outputs are written).
+M.NAME_RULE = "one path component of [A-Za-z0-9._+-]"
+function M.is_name(v)
+  return type(v) == "string" and v:match("^[A-Za-z0-9._+%-]+$") ~= nil and v ~= "." and v ~= ".."
+end
+
 function M.path_join(...)
   local parts = {}
   for _, p in ipairs({...}) do

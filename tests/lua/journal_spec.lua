@@ -47,6 +47,67 @@ describe("journal", function()
     os.remove(path)
   end)
 
+  it("starts on a fresh line after a journal cut mid-entry, so only the cut entry is lost", function()
+    local path = tmpfile()
+    local row = function(i) return { operator = "a", mode = "default", dtype = "fp16", case_index = i, impl = "cuda", status = "ok" } end
+    local j = journal.open(path, { run_id = "r1" })
+    j:append({ row(1) })
+    j:close()
+    -- any prefix of an entry without its newline: what a full disk or a kill leaves
+    local whole = journal.encode(row(2))
+    for _, cut in ipairs({ 1, #whole // 2, #whole }) do
+      local fh = assert(io.open(path, "ab"))
+      fh:write(whole:sub(1, cut))
+      fh:close()
+      j = journal.open(path, { run_id = "ignored" })
+      j:append({ row(3 + cut) })
+      j:close()
+    end
+    local header, rows, problems = journal.read(path)
+    assert.equal("r1", header.run_id)
+    local keys = {}
+    for _, r in ipairs(rows) do keys[journal.key(r)] = true end
+    assert.is_true(keys["a|default|fp16|1|cuda"])
+    for _, cut in ipairs({ 1, #whole // 2 }) do assert.is_true(keys["a|default|fp16|" .. (3 + cut) .. "|cuda"]) end
+    assert.is_true(keys["a|default|fp16|" .. (3 + #whole) .. "|cuda"])
+    -- the whole-but-unterminated entry is a complete JSON text: it is kept; the two cut ones are not
+    assert.is_true(keys["a|default|fp16|2|cuda"])
+    assert.equal(2, #problems)
+    -- nothing was glued to a cut entry: each line is a whole entry or a cut one alone
+    local n = 0
+    for line in io.lines(path) do
+      n = n + 1
+      assert.is_true(journal.decode(line) ~= nil or whole:sub(1, #line) == line)
+    end
+    assert.equal(8, n) -- header, row 1, three cuts, three appended rows
+    os.remove(path)
+  end)
+
+  it("skips entries whose names would leave the results tree", function()
+    local util = require("tilebench.util")
+    local bad = { "../../x", "..", ".", "a/b", "", "x\0y", 7, true }
+    for _, name in ipairs(bad) do
+      assert.is_false(util.is_name(name))
+      assert.is_string(journal.entry_problem({ operator = name, mode = "default", dtype = "fp16", case_index = 1, impl = "c" }))
+      assert.is_string(journal.entry_problem({ operator = "a", mode = name, dtype = "fp16", case_index = 1, impl = "c" }))
+    end
+    assert.is_nil(journal.entry_problem({ operator = "vector_add", dtype = "fp16", case_index = 1, impl = "c" }))
+    assert.is_nil(journal.entry_problem({ operator = "a.b+c-d_1", mode = "autotune", dtype = "fp16", case_index = 2, impl = "c" }))
+    local path = tmpfile()
+    local j = journal.open(path, { run_id = "r1" })
+    j:append({ { operator = "../../../etc", mode = "default", dtype = "fp16", case_index = 1, impl = "c", status = "ok" },
+               { operator = "a", mode = "../up", dtype = "fp16", case_index = 1, impl = "c", status = "ok" },
+               { operator = "a", mode = "default", dtype = "fp16", case_index = 1, impl = "c", status = "ok" } })
+    j:close()
+    local _, rows, problems = journal.read(path)
+    assert.equal(1, #rows)
+    assert.equal("a", rows[1].operator)
+    assert.equal(2, #problems)
+    assert.matches(":2: entry skipped: operator", problems[1])
+    assert.matches(":3: entry skipped: mode", problems[2])
+    os.remove(path)
+  end)
+
   it("keys, latest entry per key and the done set", function()
     local a = { operator = "a", mode = "default", dtype = "fp16", case_index = 1, impl = "cuda", status = "failed" }
     local b = { operator = "a", mode = "default", dtype = "fp16", case_index = 1, impl = "cuda", status = "ok" }

@@ -93,6 +93,9 @@ local function load_run(dir)
   end
   local _, rows, problems = journal.read(jpath)
   for _, p in ipairs(problems or {}) do warn("%s", p) end
+  if rec.run_id ~= nil and not util.is_name(rec.run_id) then
+    options.usage_error("merge: %s/run.json: run_id %s is not %s", dir, util.describe(rec.run_id), util.NAME_RULE)
+  end
   local text = shard_text(rec, prov)
   local k, n = campaign.shard_of(text)
   if not k then options.usage_error("merge: %s: bad shard '%s' (%s)", dir, tostring(text), n) end
@@ -187,8 +190,9 @@ function M.run(args)
       end
     end
     label = runs[1].label
-    if not label or not label:match("^[A-Za-z0-9._+%-]+$") or label == "." or label == ".." then
-      options.usage_error("merge: %s/run.json names no usable GPU label; give --gpu LABEL", runs[1].dir)
+    if not util.is_name(label) then
+      options.usage_error("merge: %s/run.json names no usable GPU label (%s is not %s); give --gpu LABEL",
+        runs[1].dir, util.describe(label), util.NAME_RULE)
     end
   end
   for _, r in ipairs(runs) do

@@ -225,6 +225,15 @@ function M.run(args)
     if type(rec) ~= "table" or type(rec.args) ~= "table" then
       options.usage_error("option --resume: %s/run.json is unreadable", run_dir)
     end
+    -- run.json is read back like any input: its names build paths, so they pass the rule
+    -- --gpu is held to (util.is_name), or the run is refused before anything is written.
+    local util = require("tilebench.util")
+    for _, field in ipairs({ "run_id", "label" }) do
+      if rec[field] ~= nil and not util.is_name(rec[field]) then
+        options.usage_error("option --resume: %s/run.json: %s %s is not %s", run_dir, field,
+          util.describe(rec[field]), util.NAME_RULE)
+      end
+    end
     stored_args = rec.args
     local quiet, noiso = opts.quiet, opts["no-isolate"]
     opts, pos = options.parse(rec.args, M.spec, "run")
@@ -358,6 +367,14 @@ function M.run(args)
       summary.done, #todo, left))
     io.write(string.format("resume with: tilebench run --resume %s --gpu %s\n", run_id, label))
     return executor.fatal and 1 or 130
+  end
+  -- Every planned (item, implementation) must have its entry now; one without (an entry the
+  -- journal lost) fails the run instead of leaving a silent hole in the CSVs.
+  local missing = campaign.unaccounted(items, all_rows or {})
+  if #missing > 0 then
+    io.stderr:write(string.format("tilebench: %d planned entr%s no journal entry, e.g. %s (run --resume %s again)\n",
+      #missing, #missing == 1 and "y has" or "ies have", missing[1], run_id))
+    return 1
   end
   io.write(string.format("run %s finished: %d cases; %d rows slow, wrong, failed or timed out\n", run_id,
     #todo, bad))
