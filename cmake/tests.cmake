@@ -1,5 +1,5 @@
 # Test conventions: drop a file in the right folder and it becomes a ctest.
-#   tests/c/test_NAME.c      C unit test linked with tbcore              -> c_NAME
+#   tests/c/test_NAME.c      C unit test linked with tbcore and the fake backend -> c_NAME
 #   tests/lua/NAME_spec.lua  busted spec run inside tilebench's Lua      -> lua_NAME
 #   tests/cli/NAME.sh        transcript test driving the binary (bash)   -> cli_NAME
 #   tests/gpu/NAME.lua       GPU test, label gpu, exits 77 without a GPU -> gpu_NAME
@@ -8,12 +8,17 @@
 set(TB_TEST_ENV "TILEBENCH=$<TARGET_FILE:tilebench>" "TILEBENCH_HOME=${CMAKE_SOURCE_DIR}"
     "TILEBENCH_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache" "TB_BUILD_DIR=${CMAKE_BINARY_DIR}")
 
+# The fake backend (tests/c/fake_backend.h): a host-memory gpu_backend every C test may use.
+add_library(tbfake STATIC ${CMAKE_SOURCE_DIR}/tests/c/fake_backend.c)
+target_include_directories(tbfake PUBLIC ${CMAKE_SOURCE_DIR}/tests/c)
+target_link_libraries(tbfake PUBLIC tbcore)
+
 file(GLOB TB_C_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/c/test_*.c)
 foreach(t ${TB_C_TESTS})
   get_filename_component(n ${t} NAME_WE)
   string(REGEX REPLACE "^test_" "" n ${n})
   add_executable(test_${n} ${t})
-  target_link_libraries(test_${n} PRIVATE tbcore)
+  target_link_libraries(test_${n} PRIVATE tbfake tbcore)
   add_test(NAME c_${n} COMMAND test_${n})
   set_tests_properties(c_${n} PROPERTIES ENVIRONMENT "${TB_TEST_ENV}" SKIP_RETURN_CODE 77 LABELS unit)
 endforeach()

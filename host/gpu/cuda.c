@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cupti.h"
 #include "gpu.h"
 
 /* X(name, required): every driver entry point used. Optional ones may be NULL (older driver). */
@@ -906,6 +907,7 @@ static const gpu_backend cuda_backend = {
   .capture_end_events = cuda_capture_end_events,
   .graph_set_event = cuda_graph_set_event,
   .tensormap_encode = cuda_tensormap_encode,
+  .timestamps = &gpu_cupti_timestamps,
   .native_context = cuda_native_context,
   .native_stream = cuda_native_stream,
 };

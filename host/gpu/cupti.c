@@ -458,3 +458,20 @@ gpu_status cupti_collect_groups(uint64_t first_id, size_t groups, size_t per, do
   pthread_mutex_unlock(&store_lock);
   return st;
 }
+
+const gpu_timestamps gpu_cupti_timestamps = {
+  .name = "cupti",
+  .start = cupti_start,
+  .library_path = cupti_library_path,
+  .push = cupti_push,
+  .pop = cupti_pop,
+  .trace_all_api = cupti_trace_all_api,
+  .flush = cupti_flush,
+  .flush_until = cupti_flush_until,
+  .flush_counts = cupti_flush_counts,
+  .collect = cupti_collect,
+  .set_marker = cupti_set_marker,
+  .collect_groups = cupti_collect_groups,
+  .discard = cupti_discard,
+  .clipped_ns = cupti_clipped_ns,
+};

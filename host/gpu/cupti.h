@@ -1,6 +1,7 @@
 /* cupti.h: kernel durations from CUPTI activity records, grouped by an external correlation id
  * the caller pushes around its launches, so one run of a multi-kernel plan sums as one unit.
- * libcupti is opened with dlopen; no Lua here. CUPTI is process-wide, so this is a singleton. */
+ * libcupti is opened with dlopen; no Lua here. CUPTI is process-wide, so this is a singleton.
+ * Internal to the CUDA backend: everything else reaches it as gpu_backend.timestamps (gpu.h). */
 #ifndef TB_GPU_CUPTI_H
 #define TB_GPU_CUPTI_H
 
@@ -56,6 +57,9 @@ gpu_status cupti_collect_groups(uint64_t first_id, size_t groups, size_t per, do
 
 /* Forgets every record gathered so far. */
 void cupti_discard(void);
+
+/* The functions above as the CUDA backend's gpu_timestamps table. */
+extern const gpu_timestamps gpu_cupti_timestamps;
 
 /* Kernel time (ns) the collects of this process removed as overlap with the kernel before. */
 double cupti_clipped_ns(void);

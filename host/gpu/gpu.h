@@ -90,6 +90,44 @@ typedef struct gpu_tensormap_spec {
 } gpu_tensormap_spec;
 #define GPU_TENSORMAP_BYTES 128
 
+/* Kernel timestamps: the GPU's own start and end time of every kernel, grouped by an id the caller
+ * pushes around its launches, so one run of a multi-kernel plan sums as one unit. The timer's
+ * "cupti" clock reads them (CUPTI activity records on CUDA: cupti.c); a backend without them sets
+ * gpu_backend.timestamps to NULL and the timer times with events. The source is process-wide. */
+typedef struct gpu_timestamps {
+  const char *name; /* "cupti" */
+  /* Opens the source; idempotent (later calls return the first outcome). GPU_ERR_NO_LIBRARY when
+   * the library is absent, GPU_ERR_BUSY when another profiler holds it; the message says which. */
+  gpu_status (*start)(void);
+  const char *(*library_path)(void); /* where it was found ("" before a successful start) */
+  /* Every launch between push and pop (a graph launch included) is tagged with id. */
+  gpu_status (*push)(uint64_t id);
+  gpu_status (*pop)(void);
+  /* Fallback for a source that tags no launch: trace every API call instead of launches only. */
+  gpu_status (*trace_all_api)(void);
+  gpu_status (*flush)(void); /* delivers every buffered record; synchronize the streams first */
+  /* Delivers the records of finished work, forcing a flush only when no complete record tagged
+   * last_id (the last launch waited for) came without one. */
+  gpu_status (*flush_until)(uint64_t last_id);
+  void (*flush_counts)(unsigned long *plain, unsigned long *forced); /* diagnostics */
+  /* For each id in [first_id, first_id + n): the time (ns) covered by the kernels launched under
+   * it (the union of their intervals, tb_clip_next), how many there were, and how many lacked
+   * complete timestamps. Forgets every record so far. GPU_ERR_OTHER when records were dropped. */
+  gpu_status (*collect)(uint64_t first_id, size_t n, double *kernel_ns, int *kernels, int *incomplete);
+  /* Kernels whose name starts with prefix are markers (the eviction kernels that open each sample
+   * of a graph group); applies to records kept from then on. */
+  void (*set_marker)(const char *prefix);
+  /* For graph launches tagged first_id .. first_id + groups - 1, each holding `per` samples laid out
+   * as [marker kernels, other kernels] in stream order: for sample j (< N = groups * per) the time
+   * the other kernels cover in kernel_ns[j] and their count in kernels[j]; the markers' in
+   * kernel_ns[N + j], kernels[N + j]. A launch that does not split into `per` samples, or lacks
+   * timestamps, marks its samples incomplete. Forgets every record. Arrays hold 2 * N entries. */
+  gpu_status (*collect_groups)(uint64_t first_id, size_t groups, size_t per, double *kernel_ns, int *kernels,
+                               int *incomplete);
+  void (*discard)(void);        /* forgets every record gathered so far */
+  double (*clipped_ns)(void);   /* kernel time the collects removed as overlap, process total */
+} gpu_timestamps;
+
 typedef struct gpu_backend {
   const char *name;
   /* Opens the driver library and initialises it. Safe to call again. GPU_ERR_NO_DRIVER with
@@ -158,6 +196,9 @@ typedef struct gpu_backend {
   /* Encodes spec into out (GPU_TENSORMAP_BYTES, 64-byte aligned). GPU_ERR_INVALID with the
    * driver's reason for a spec it refuses, or where the driver lacks cuTensorMapEncodeTiled. */
   gpu_status (*tensormap_encode)(void *out, const gpu_tensormap_spec *spec);
+
+  /* Kernel timestamps (CUPTI for CUDA); NULL where the backend has none. */
+  const gpu_timestamps *timestamps;
 
   /* Raw handles for sibling layers (CUPTI, cuBLASLt) that need the driver's own types. */
   void *(*native_context)(void);
