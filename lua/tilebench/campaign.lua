@@ -262,7 +262,7 @@ function M.plan_items(s, loader)
             if filter(i, #cases) then
               items[#items + 1] = { operator = name, mode = mode, dtype = dt, case_index = i,
                                     case_id = c.id, impls = impls, protocol = protocol, gate = s.gate,
-                                    _case = c, _category = op.category }
+                                    _case = c, _category = op.category, _op = op }
             end
           end
         end
@@ -384,11 +384,42 @@ function M.apply_metrics(row, metrics)
   end
 end
 
+-- The derived columns of one case's rows, in the parent from the raw results: flops and bytes
+-- from the operator's config, then rho, E_lib, speedup (against the baseline and the library
+-- row of the same case) and the gate. The workers never see the peaks.
+function M.case_metrics(it, rows, peaks)
+  local op, case = it._op, it._case
+  if not op or not case then return end
+  local config = require("tilebench.config")
+  local metrics = require("tilebench.metrics")
+  local ok, err = pcall(function()
+    local flops, bytes = config.work(op.config, case)
+    local by_impl = {}
+    for _, r in ipairs(rows) do by_impl[r.impl] = r end
+    local baseline = op.baseline and by_impl[op.baseline]
+    local lib = by_impl.lib
+    for _, row in ipairs(rows) do
+      row.flops, row.bytes = flops, bytes
+      if row.ms then
+        row.t_baseline = baseline and baseline.ms or nil
+        row.t_lib = lib and lib.ms or nil
+        local m = metrics.compute(row, { peaks = peaks, category = op.category, dtype = case.dtype })
+        for k, v in pairs(m) do row[k] = v end
+        if it.gate and row.status == "ok" then metrics.gate(row, it.gate) end
+      end
+    end
+  end)
+  if not ok then
+    for _, row in ipairs(rows) do row.metrics_error = tostring(err) end
+  end
+end
+
 M.BAD = { slow = true, wrong = true, failed = true, timeout = true }
 
 -- Runs items through executor:run(item) -> rows (always one per implementation), appending
 -- each item's rows to the journal (durable) before the next item starts. hooks: on_rows(item,
--- rows), on_item_start(item), interrupted() -> truthy to stop between cases. Returns
+-- rows), on_item_start(item), interrupted() -> truthy to stop between cases, metrics (the
+-- campaign's extra metrics), peaks (the device's ceilings, for case_metrics). Returns
 -- {done = n, interrupted = signal|nil, counts = {status = n}}.
 function M.execute(items, executor, jnl, hooks)
   hooks = hooks or {}
@@ -402,6 +433,9 @@ function M.execute(items, executor, jnl, hooks)
       if it._case then r.params = it._case.params end -- exact grid values, not a JSON round trip
       r.case_id = r.case_id or it.case_id
       r.category = r.category or it._category
+    end
+    M.case_metrics(it, rows, hooks.peaks)
+    for _, r in ipairs(rows) do
       M.apply_metrics(r, hooks.metrics)
       counts[r.status or "?"] = (counts[r.status or "?"] or 0) + 1
     end

@@ -195,28 +195,12 @@ local function new_row(item, op, case, impl)
            category = op.category }
 end
 
--- Fills flops/bytes/metrics, and applies the gate (rows of one case, after all are timed).
-local function finish_metrics(op, case, rows, item)
-  local config = require("tilebench.config")
-  local metrics = require("tilebench.metrics")
-  local flops, bytes = config.work(op.config, case)
-  local peaks = item.peaks
-  local baseline = op.baseline and rows[op.baseline]
-  local lib = rows.lib
-  for _, row in pairs(rows) do
-    row.flops, row.bytes = flops, bytes
-    if row.ms then
-      row.t_baseline = baseline and baseline.ms or nil
-      row.t_lib = lib and lib.ms or nil
-      local m = metrics.compute(row, { peaks = peaks, category = op.category, dtype = case.dtype })
-      for k, v in pairs(m) do row[k] = v end
-      if item.gate and (row.status == "ok") then metrics.gate(row, item.gate) end
-    end
-  end
-end
-
 -- Runs one work item; returns an array of rows (one per implementation, in op.impls order).
-function M.run_item(item)
+-- on_row(row), when given, gets each implementation's row as soon as it is final, so the worker
+-- can report it before the next implementation starts (the parent then limits each one's time).
+-- The rows are raw results: flops, bytes, rho, speedup and the gate are the parent's
+-- (campaign.case_metrics), which holds the peaks and the whole case.
+function M.run_item(item, on_row)
   local op = opmod.load(item.operator)
   local cases = opmod.cases_of(op, item.dtype)
   local case = cases[item.case_index]
@@ -305,15 +289,11 @@ function M.run_item(item)
             later.status, later.reason = "skipped", "GPU context lost after " .. row.impl .. " failed"
           end
         end
+        if on_row then on_row(row) end
         break
       end
     end
-  end
-  local okm, merr = pcall(finish_metrics, op, case, rows, item)
-  if not okm then
-    for _, row in ipairs(ordered) do
-      row.metrics_error = tostring(merr)
-    end
+    if on_row then on_row(row) end
   end
   return ordered
 end

@@ -21,7 +21,8 @@ local Pool = {}
 Pool.__index = Pool
 
 -- opts: exe (default this binary), device, runner (module name, for tests), env, log(text) for
--- the workers' stderr, limit(item, nimpls) -> seconds, on_event(text) for crashes and restarts.
+-- the workers' stderr, limit(item) -> seconds each implementation may take, on_event(text) for
+-- crashes and restarts.
 function M.isolated(opts)
   opts = opts or {}
   return setmetatable({ opts = opts, proc = nil, started = 0, info = nil }, Pool)
@@ -95,10 +96,20 @@ function Pool:hello()
   return self.info
 end
 
--- One attempt at item restricted to impls. Returns {rows=} | {error=} | {crash=status, reason=}.
+-- The implementation a stopped attempt was in: the first of impls the worker had not reported.
+local function in_flight(impls, got)
+  for _, impl in ipairs(impls) do if not got[impl] then return impl end end
+  return nil
+end
+
+-- One attempt at item restricted to impls. The worker reports each implementation's row as it
+-- finishes, and each implementation gets its own time limit counted from the previous report
+-- (the first one's also covers the inputs and the reference), so a hang costs one limit, not
+-- the sum over the item. Returns {rows=} | {error=, got=} | {crash=status, reason=, got=,
+-- in_flight=}, got holding the rows reported before the worker stopped.
 function Pool:_attempt(item, impls)
   if not self.proc then self:_start() end
-  local limit = self.opts.limit and self.opts.limit(item, #impls) or 60 * #impls
+  local limit = self.opts.limit and self.opts.limit(item) or 60
   local wire = journal.encode({ item = campaign.wire_item(item, { impls = impls }) }) .. "\n"
   local ok = self.proc:write(wire)
   if not ok then -- it died between items: one fresh start, then report what happens
@@ -106,20 +117,34 @@ function Pool:_attempt(item, impls)
     self:_start()
     self.proc:write(wire)
   end
-  local line, why = self.proc:read_line(limit)
-  self:_forward_stderr()
-  if line then
+  local got = {}
+  local line, why
+  while true do
+    line, why = self.proc:read_line(limit)
+    self:_forward_stderr()
+    if not line then break end
     local msg, err = journal.decode(line)
-    if type(msg) == "table" and type(msg.rows) == "table" then return { rows = msg.rows } end
-    if type(msg) == "table" and msg.error then return { error = tostring(msg.error) } end
-    local _, _, tail = self:_retire(0.5)
-    return { crash = "failed", reason = "worker sent an unreadable answer (" .. tostring(err) .. ")", tail = tail }
+    if type(msg) == "table" and type(msg.row) == "table" and type(msg.row.impl) == "string" then
+      got[msg.row.impl] = msg.row
+    elseif type(msg) == "table" and type(msg.rows) == "table" then
+      return { rows = msg.rows }
+    elseif type(msg) == "table" and msg.error then
+      return { error = tostring(msg.error), got = got }
+    else
+      local _, _, tail = self:_retire(0.5)
+      return { crash = "failed", reason = "worker sent an unreadable answer (" .. tostring(err) .. ")", tail = tail,
+               got = got, in_flight = in_flight(impls, got) }
+    end
   end
+  local current = in_flight(impls, got)
+  local left = 0
+  for _, impl in ipairs(impls) do if not got[impl] then left = left + 1 end end
   if why == "timeout" then
     local _, _, tail = self:_retire(0) -- no grace: it is hung
-    self:_event(string.format("%s %s #%d: no result within %g s; worker killed%s", item.operator,
-      item.dtype, item.case_index, limit, #impls > 1 and "; re-running each implementation alone" or ""))
-    return { crash = "timeout", tail = tail,
+    self:_event(string.format("%s %s #%d %s: no result within %g s; worker killed%s", item.operator,
+      item.dtype, item.case_index, tostring(current), limit,
+      left > 1 and "; the implementations after it run in a fresh worker" or ""))
+    return { crash = "timeout", tail = tail, got = got, in_flight = current,
              reason = string.format("no result within the time limit (%g s); worker killed", limit) }
   end
   local kind, val, tail = self:_retire(5)
@@ -127,15 +152,17 @@ function Pool:_attempt(item, impls)
     or string.format("exited with status %s", tostring(val))
   local last = last_line(tail)
   self:_event(string.format("%s %s #%d: worker %s%s", item.operator, item.dtype, item.case_index, how,
-    #impls > 1 and "; re-running each implementation alone" or ""))
-  return { crash = "failed", tail = tail,
+    left > 1 and "; re-running each unfinished implementation alone" or ""))
+  return { crash = "failed", tail = tail, got = got, in_flight = current,
            reason = "worker " .. how .. (last and ("; last stderr: " .. last) or "") }
 end
 
 -- Runs item; always returns one row per implementation of item.impls, in that order.
--- A crash with several implementations pending re-runs each alone in a fresh worker, so one
--- broken implementation cannot take its neighbours' results with it; implementations skipped
--- because an earlier one left the context unusable are re-run the same way.
+-- Rows the worker reported before it stopped are kept. A hang is charged to the implementation
+-- in flight alone (it had its whole limit), and the ones after it run in a fresh worker. A crash
+-- with several implementations unfinished re-runs each alone, so one broken implementation
+-- cannot take its neighbours' results with it; implementations skipped because an earlier one
+-- left the context unusable are re-run the same way.
 function Pool:run(item)
   local final = {}
   local queue = { item.impls }
@@ -165,16 +192,21 @@ function Pool:run(item)
           final[impl] = campaign.synthetic_row(item, impl, "failed", "the worker returned no row for it")
         end
       end
-    elseif res.error then
-      for _, impl in ipairs(group) do
-        final[impl] = campaign.synthetic_row(item, impl, "failed", res.error)
-      end
-    elseif #group > 1 then
-      for _, impl in ipairs(group) do queue[#queue + 1] = { impl } end
     else
-      local r = campaign.synthetic_row(item, group[1], res.crash, res.reason)
-      r.worker_stderr = res.tail
-      final[group[1]] = r
+      local rest = {}
+      for _, impl in ipairs(group) do
+        if res.got and res.got[impl] then final[impl] = res.got[impl] else rest[#rest + 1] = impl end
+      end
+      if res.error then
+        for _, impl in ipairs(rest) do final[impl] = campaign.synthetic_row(item, impl, "failed", res.error) end
+      elseif #rest == 1 or (res.crash == "timeout" and #rest > 0) then
+        local r = campaign.synthetic_row(item, rest[1], res.crash, res.reason)
+        r.worker_stderr = res.tail
+        final[rest[1]] = r
+        if #rest > 1 then queue[#queue + 1] = { table.unpack(rest, 2) } end
+      else
+        for _, impl in ipairs(rest) do queue[#queue + 1] = { impl } end
+      end
     end
   end
   local rows = {}

@@ -215,7 +215,7 @@ describe("execution through worker processes", function()
   end)
 
   it("turns a crash and a hang into failed and timeout; neighbours keep their results", function()
-    local pool <close> = worker.isolated({ runner = "tests.fixtures.fake_runner", limit = function(_, n) return 1 * n end })
+    local pool <close> = worker.isolated({ runner = "tests.fixtures.fake_runner", limit = function() return 1 end })
     local rows = pool:run(item("broken_oob_write", 2, { "good", "broken" }))
     assert.equal("ok", rows[1].status)
     assert.equal("failed", rows[2].status)
@@ -225,6 +225,20 @@ describe("execution through worker processes", function()
     assert.matches("time limit %(1 s%)", rows[1].reason)
     rows = pool:run(item("broken_wrong_result", 3, { "good", "broken" }))
     assert.same({ "ok", "wrong" }, { rows[1].status, rows[2].status })
+  end)
+
+  it("charges a hang to the implementation in flight; the ones before keep their rows, the ones after run on", function()
+    local events = {}
+    local pool <close> = worker.isolated({ runner = "tests.fixtures.fake_runner", limit = function() return 1 end,
+      on_event = function(t) events[#events + 1] = t end })
+    local impls = { "good", "a1", "broken", "z1", "z2" }
+    local rows = pool:run(item("broken_hang_one", 1, impls))
+    local st = {}
+    for i, r in ipairs(rows) do assert.equal(impls[i], r.impl); st[i] = r.status end
+    assert.same({ "ok", "ok", "timeout", "ok", "ok" }, st)
+    assert.equal(2, pool.started) -- one kill, one fresh worker for z1 and z2 together
+    assert.equal(1, #events)
+    assert.matches("#1 broken: no result within 1 s", events[1])
   end)
 
   it("journals every item before the next starts and stops when interrupted", function()

@@ -250,8 +250,9 @@ function M.run(args)
 
   -- The executor: worker processes unless --no-isolate. Its hello tells the device, so the
   -- parent learns the label without touching the GPU itself.
-  local limit_of = function(item, nimpls)
-    return (settings.case_timeout + ((item.protocol and item.protocol.timeout) or 0)) * math.max(1, nimpls)
+  -- Each implementation's own limit (the worker reports each as it finishes).
+  local limit_of = function(item)
+    return settings.case_timeout + ((item.protocol and item.protocol.timeout) or 0)
   end
   local log_fh
   local executor
@@ -293,7 +294,6 @@ function M.run(args)
     io.stderr:write("tilebench: ", tostring(peaks), " (rho is left empty)\n")
     peaks = nil
   end
-  for _, it in ipairs(items) do it.peaks, it.gpu = peaks, label end
 
   -- Skip what the journal holds; an item partly done runs its remaining implementations.
   local jpath = run_dir .. "/journal.jsonl"
@@ -330,7 +330,7 @@ function M.run(args)
   local current_op
   sys.catch_interrupts()
   local ok, summary = pcall(campaign.execute, todo, executor, jnl, {
-    metrics = settings.metrics,
+    metrics = settings.metrics, peaks = peaks,
     interrupted = function() return sys.interrupted() or executor.fatal end,
     on_item_start = function(it)
       local key = it.operator .. " " .. it.mode

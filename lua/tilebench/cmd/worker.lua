@@ -6,7 +6,9 @@
 -- Requests and answers (one line each):
 --   {"hello": true}         -> {"hello": {pid, versions = {...}, device = {...}}} or
 --                              {"hello": {pid, error = "no CUDA driver found ..."}}
---   {"item": ITEM}          -> {"rows": [ROW, ...]}   (runner.run_item's rows)
+--   {"item": ITEM}          -> {"row": ROW} as each implementation finishes (progress: the
+--                              parent gives the next one its own time limit), then
+--                              {"rows": [ROW, ...]} (runner.run_item's rows, every one)
 --                           or {"error": "message with traceback"} when run_item raised
 local options = require("tilebench.options")
 local journal = require("tilebench.journal")
@@ -75,7 +77,8 @@ function M.run(args)
           selected = true
         end
         if not runner_ok then error("worker: cannot load the runner: " .. tostring(runner), 0) end
-        local ok, rows = xpcall(runner.run_item, debug.traceback, msg.item)
+        local ok, rows = xpcall(runner.run_item, debug.traceback, msg.item,
+          function(row) reply({ row = row }) end)
         if ok then
           reply({ rows = rows })
           for _, r in ipairs(rows) do
