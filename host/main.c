@@ -14,6 +14,12 @@ int main(int argc, char **argv) {
     fprintf(stderr, "tilebench: TILEBENCH_SYNC_TIMEOUT='%s': expected seconds > 0\n", getenv("TILEBENCH_SYNC_TIMEOUT"));
     return 2;
   }
+  /* The backend is chosen once, before anything touches a GPU: an unknown name stops here. */
+  const char *backend = getenv("TILEBENCH_BACKEND");
+  if (backend && *backend && gpu_backend_select(backend) != GPU_OK) {
+    fprintf(stderr, "tilebench: TILEBENCH_BACKEND='%s': %s\n", backend, gpu_last_error());
+    return 2;
+  }
   lua_State *L = tb_lua_new();
   if (L == NULL) {
     fprintf(stderr, "tilebench: cannot create the Lua state (out of memory)\n");

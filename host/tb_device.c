@@ -18,7 +18,8 @@
  *   tb.device.synchronize()    waits for all work on the device in use
  *   tb.device.mem_info()       -> free_bytes, total_bytes
  *   tb.device.versions()       -> { backend, driver ("13.0"), driver_version, driver_path,
- *                                   nvrtc ("13.0"), driver_error, nvrtc_error, cache_dir }
+ *                                   nvrtc ("13.0"), driver_error, nvrtc_error, compiler = "nvrtc",
+ *                                   cache_dir } (the compiler version under its name)
  *                                 never raises: what is absent has its *_error instead
  * Every call that needs a driver raises "no CUDA driver found (libcuda.so.1: ...)" without one. */
 #include <stddef.h>
@@ -204,13 +205,19 @@ static int l_versions(lua_State *L) {
     lua_pushstring(L, gpu_last_error());
     lua_setfield(L, -2, "driver_error");
   }
+  /* The compiler's version under its own name ("nvrtc"), as provenance.json records it. */
+  const char *compiler = b->compiler ? b->compiler->name : "compiler";
   if (rtc_version(&major, &minor) == GPU_OK) {
     lua_pushfstring(L, "%d.%d", major, minor);
-    lua_setfield(L, -2, "nvrtc");
+    lua_setfield(L, -2, compiler);
   } else {
     lua_pushstring(L, gpu_last_error());
-    lua_setfield(L, -2, "nvrtc_error");
+    lua_pushfstring(L, "%s_error", compiler);
+    lua_insert(L, -2);
+    lua_settable(L, -3);
   }
+  lua_pushstring(L, compiler);
+  lua_setfield(L, -2, "compiler");
   lua_pushstring(L, rtc_cache_dir());
   lua_setfield(L, -2, "cache_dir");
   return 1;

@@ -1,9 +1,10 @@
-/* blas.h: cuBLASLt matmuls for the `lib` baselines and `tilebench peaks`. libcublasLt is opened
- * with dlopen on first use (libcublasLt.so.13, .so.12, .so); no Lua header is included here.
+/* blas.h: the vendor BLAS's matmuls for the `lib` baselines and `tilebench peaks`, as a table each
+ * backend fills (gpu_backend.blas; CUDA: cuBLASLt in cuda_blas.c, opened with dlopen on first use)
+ * and the blas_* calls that dispatch to the backend in use (blas.c). No Lua header is included.
  *
  * A blas_matmul is one prepared problem: descriptors, the heuristic's algorithm list, a
  * workspace and (for fp8) device scale factors of 1.0, all made once; blas_matmul_run only
- * enqueues cublasLtMatmul on a stream, so a launch plan can replay it with no set-up cost. */
+ * enqueues the library's matmul on a stream, so a launch plan can replay it with no set-up cost. */
 #ifndef TB_BLAS_H
 #define TB_BLAS_H
 
@@ -29,7 +30,7 @@ typedef struct blas_matmul_desc {
   int b_transposed;         /* 1: the b buffer holds B^T, i.e. B in the other major order */
   blas_type ab_type, c_type;
   blas_compute compute;
-  int fast_accum;           /* fp8: CUBLASLT_MATMUL_DESC_FAST_ACCUM */
+  int fast_accum;           /* fp8: accumulate in the tensor cores' fast (reduced) precision */
   int algo_index;           /* 0-based index into the heuristic's list */
   size_t workspace_bytes;
   gpu_ptr a, b, c;
@@ -37,20 +38,35 @@ typedef struct blas_matmul_desc {
 
 typedef struct blas_matmul blas_matmul;
 
-/* Opens libcublasLt (GPU_ERR_NO_LIBRARY naming it and every place searched when absent). */
+/* A backend's BLAS: the operations below, with the same contracts. */
+typedef struct gpu_blas {
+  const char *name; /* "cublaslt" */
+  gpu_status (*init)(void);
+  gpu_status (*version)(size_t *version, char *path, size_t path_len);
+  gpu_status (*matmul_create)(blas_matmul **out, const blas_matmul_desc *d);
+  gpu_status (*matmul_run)(blas_matmul *op, gpu_stream s);
+  int (*matmul_algo_count)(const blas_matmul *op);
+  int (*matmul_algo_index)(const blas_matmul *op);
+  size_t (*matmul_workspace)(const blas_matmul *op);
+  size_t (*matmul_describe)(const blas_matmul *op, char *buf, size_t len);
+  void (*matmul_destroy)(blas_matmul *op);
+} gpu_blas;
+
+/* Opens the backend's BLAS library (GPU_ERR_NO_LIBRARY naming it and every place searched when
+ * absent, or saying the backend has none). */
 gpu_status blas_init(void);
-/* cublasLtGetVersion() (e.g. 130000) and the path the library was found at. */
+/* The library's version (cuBLASLt: cublasLtGetVersion(), e.g. 130000) and where it was found. */
 gpu_status blas_version(size_t *version, char *path, size_t path_len);
 
 /* Builds descriptors, asks the heuristic for its algorithms (GPU_ERR_INVALID when none applies
  * or algo_index is past the list), allocates the workspace. *out is NULL on failure. */
 gpu_status blas_matmul_create(blas_matmul **out, const blas_matmul_desc *d);
-/* Enqueues the matmul on s (asynchronous). */
+/* Enqueues the matmul on s (asynchronous); a plan step (tb_native_run_fn). */
 gpu_status blas_matmul_run(blas_matmul *op, gpu_stream s);
 int blas_matmul_algo_count(const blas_matmul *op);
 int blas_matmul_algo_index(const blas_matmul *op);
 size_t blas_matmul_workspace(const blas_matmul *op);
-/* Writes what cuBLASLt is given (operand buffers, shapes, ops, leading dimensions, strides, types,
+/* Writes what the library is given (operand buffers, shapes, ops, leading dimensions, strides, types,
  * compute and scale types, fp8 scale pointers and fast accumulation, how C is bound, pointer
  * alignments, the algorithm and its alignment needs) into buf; returns the length written. */
 size_t blas_matmul_describe(const blas_matmul *op, char *buf, size_t len);

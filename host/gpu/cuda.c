@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "blas.h"
 #include "cupti.h"
 #include "gpu.h"
 
@@ -865,8 +866,25 @@ static void *cuda_native_context(void) {
 
 static void *cuda_native_stream(gpu_stream s) { return (void *)(CUstream)s; }
 
+/* The kernel language's (CUDA C's) type for each tilebench dtype, as cuda_fp16.h, cuda_bf16.h,
+ * cuda_fp8.h and <cstdint> name them. */
+static const char *cuda_kernel_type(const char *dtype) {
+  static const char *const types[][2] = {
+    {"fp32", "float"}, {"fp16", "__half"}, {"bf16", "__nv_bfloat16"}, {"fp8_e4m3", "__nv_fp8_e4m3"},
+    {"int8", "int8_t"}, {"uint8", "uint8_t"}, {"int32", "int32_t"}, {"int64", "int64_t"}};
+  for (size_t i = 0; dtype && i < sizeof types / sizeof types[0]; i++)
+    if (strcmp(types[i][0], dtype) == 0) return types[i][1];
+  return NULL;
+}
+
+extern const gpu_compiler gpu_cuda_compiler; /* cuda_rtc.c: NVRTC */
+extern const gpu_blas gpu_cuda_blas;         /* cuda_blas.c: cuBLASLt */
+
 static const gpu_backend cuda_backend = {
   .name = "cuda",
+  .compiler = &gpu_cuda_compiler,
+  .blas = &gpu_cuda_blas,
+  .kernel_type = cuda_kernel_type,
   .init = cuda_init,
   .version = cuda_version,
   .device_count = cuda_device_count,
@@ -913,4 +931,3 @@ static const gpu_backend cuda_backend = {
 };
 
 const gpu_backend *gpu_cuda_backend(void) { return &cuda_backend; }
-const gpu_backend *gpu_backend_get(void) { return &cuda_backend; }

@@ -1,6 +1,8 @@
 /* gpu.h: the one backend-neutral interface to a GPU driver (devices, memory, modules, launches,
- * streams, events, graphs). CUDA fills it today (cuda.c); a HIP backend can fill it later
- * without changing a caller. No Lua header is included anywhere under host/gpu/.
+ * streams, events, graphs) with its run-time compiler and vendor BLAS as sub-tables. CUDA fills
+ * it (cuda.c, cuda_rtc.c, cuda_blas.c); a HIP backend fills the same tables without changing a
+ * caller, and the process picks one at run time (backend.c). No Lua header is included anywhere
+ * under host/gpu/, and no CUDA name is used outside host/gpu/cuda*.c.
  *
  * Conventions: every call returns a gpu_status (GPU_OK == 0). On failure the backend records a
  * message naming the API and the driver's error, e.g.
@@ -128,8 +130,18 @@ typedef struct gpu_timestamps {
   double (*clipped_ns)(void);   /* kernel time the collects removed as overlap, process total */
 } gpu_timestamps;
 
+struct gpu_compiler; /* below, with rtc_compile */
+struct gpu_blas;     /* blas.h */
+
 typedef struct gpu_backend {
   const char *name;
+  /* Run-time compilation of the backend's kernel language (rtc_compile keys and caches what it
+   * produces) and the vendor BLAS (blas.h); NULL where the backend has none. */
+  const struct gpu_compiler *compiler;
+  const struct gpu_blas *blas;
+  /* The kernel language's name of a tilebench dtype ("fp16" -> "__half" for CUDA C), for the
+   * sources operators generate; NULL for a dtype the backend has no type for. */
+  const char *(*kernel_type)(const char *dtype);
   /* Opens the driver library and initialises it. Safe to call again. GPU_ERR_NO_DRIVER with
    * "no CUDA driver found (libcuda.so.1: <dlerror>)" when absent. */
   gpu_status (*init)(void);
@@ -205,8 +217,17 @@ typedef struct gpu_backend {
   void *(*native_stream)(gpu_stream s);
 } gpu_backend;
 
-/* The backend in use (CUDA today). Never NULL; init() reports whether a driver exists. */
+/* ---- which backend (backend.c) --------------------------------------------------------------
+ * The backend in use: the one gpu_backend_select() chose, else the one $TILEBENCH_BACKEND names,
+ * else "cuda". Never NULL; init() reports whether a driver exists. */
 const gpu_backend *gpu_backend_get(void);
+/* Makes the registered backend called name the one gpu_backend_get() returns; GPU_ERR_INVALID
+ * naming the known ones for another name. Call it before any GPU work. */
+gpu_status gpu_backend_select(const char *name);
+/* Adds a backend (a test's fake); GPU_ERR_INVALID when the name is taken or the list is full. */
+gpu_status gpu_backend_register(const gpu_backend *b);
+/* "cuda, fake": the registered names, for messages. */
+const char *gpu_backend_names(void);
 const gpu_backend *gpu_cuda_backend(void);
 
 /* ---- library lookup (dl.c) ------------------------------------------------------------------
@@ -216,29 +237,63 @@ const gpu_backend *gpu_cuda_backend(void);
  * every place searched. Never aborts. */
 void *gpu_dlopen_first(const char *const *names, char *found_path, size_t found_len);
 
-/* ---- run-time compilation (rtc.c) ---------------------------------------------------------- */
+/* ---- run-time compilation (rtc.c, with the backend's compiler table) ------------------------ */
 typedef struct rtc_header {
   const char *name;   /* include name, e.g. "tb_common.cuh" */
   const char *source;
 } rtc_header;
 
 typedef struct rtc_result {
-  void *image;        /* cubin (malloc'd; free with rtc_result_free) */
+  void *image;        /* cubin, PTX, ... (malloc'd; free with rtc_result_free) */
   size_t size;
   char *log;          /* compiler log (may be empty), malloc'd */
   int from_cache;     /* 1 when the image came from the on-disk cache */
   char key[65];       /* the cache key (hex) */
 } rtc_result;
 
-/* Compiles CUDA C source for arch ("sm_90"; NULL = the current device's, or sm_90 without one)
- * with options (e.g. "-DBLOCK=256", "-O3", "--use_fast_math") and headers. Results are cached
- * on disk under rtc_cache_dir(), keyed by source, headers, options, NVRTC version and arch.
+/* What kind of image a target yields: the cache file's extension ("cubin", "ptx") and whether it
+ * is NUL-terminated text whose size counts the NUL (PTX, as nvrtcGetPTXSize counts it). */
+typedef struct rtc_target {
+  char extension[16];
+  int text_image;
+} rtc_target;
+
+#define RTC_IMPLICIT_OPTIONS 8 /* at most this many options a compiler adds to the caller's */
+
+/* A backend's run-time compiler. rtc_compile checks the arguments, keys, caches and verifies;
+ * the compiler only says which targets it knows, which options it adds and turns a source into
+ * an image. */
+typedef struct gpu_compiler {
+  const char *name;         /* "nvrtc": hashed into the key with the version; a provenance field */
+  const char *default_arch; /* the target when no device tells one ("sm_90") */
+  /* Opens the compiler library; GPU_ERR_NO_LIBRARY naming it and where it was searched. */
+  gpu_status (*version)(int *major, int *minor);
+  /* GPU_ERR_INVALID naming program and arch for a target the compiler does not know. */
+  gpu_status (*target)(const char *program, const char *arch, rtc_target *t);
+  /* Appends the options the compiler adds for arch (target, language level, include
+   * directories) to opts[0 .. n-1], whose array has room for RTC_IMPLICIT_OPTIONS more; their
+   * text lives in buf. Returns the new count. They are part of the cache key. */
+  int (*implicit_options)(const char *arch, const char **opts, int n, char *buf, size_t buf_len);
+  /* Compiles; fills image, size and log of out. GPU_ERR_COMPILE with the log in the message
+   * when the source (or an option) is the caller's mistake. */
+  gpu_status (*build)(const char *source, const char *program, const rtc_header *headers, int n_headers,
+                      const char *const *options, int n_options, const rtc_target *t, rtc_result *out);
+} gpu_compiler;
+
+/* Compiles kernel source for arch ("sm_90"; NULL = the current device's, or the compiler's
+ * default_arch without one) with options (e.g. "-DBLOCK=256", "-O3") and headers, by the backend's
+ * compiler. Results are cached on disk under rtc_cache_dir(), keyed by source, headers, options,
+ * compiler version and arch; each entry carries its size and SHA-256, checked on every read (a
+ * damaged entry is a miss, recompiled and replaced, with a warning on stderr). A cache directory
+ * that cannot be created or written, or an entry that cannot be stored, is an error
+ * (GPU_ERR_OTHER naming the directory): nothing reports success with nothing cached.
  * GPU_ERR_COMPILE with the full log in gpu_last_error() when the source does not compile;
- * GPU_ERR_NO_LIBRARY when libnvrtc is absent. */
+ * GPU_ERR_NO_LIBRARY when the compiler library is absent. */
 gpu_status rtc_compile(const char *source, const char *program_name, const rtc_header *headers,
                        int n_headers, const char *const *options, int n_options, const char *arch,
                        rtc_result *out);
 void rtc_result_free(rtc_result *r);
+/* The backend compiler's version (opens its library). */
 gpu_status rtc_version(int *major, int *minor);
 /* $TILEBENCH_CACHE_DIR, else $XDG_CACHE_HOME/tilebench/rtc, else ~/.cache/tilebench/rtc. */
 const char *rtc_cache_dir(void);

@@ -1,6 +1,7 @@
 /* test_rtc.c: NVRTC compilation and its on-disk cache, without a GPU: a second compile is a cache
- * hit with the same bytes; the key follows every input; a broken source returns its log; a cache
- * that cannot be written or holds garbage only costs a recompile. Skips (77) without libnvrtc. */
+ * hit with the same bytes; the key follows every input; a broken source returns its log; a damaged
+ * entry (garbage, truncated, a flipped byte, no checksum) is recompiled and replaced; a cache
+ * directory that cannot be used fails the compile loudly. Skips (77) without libnvrtc. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,35 +132,89 @@ static void bad_arguments(void) {
   rtc_result_free(&r);
 }
 
-/* A damaged entry is recompiled and replaced; an unwritable cache still compiles. */
-static void cache_failures_cost_a_recompile(void) {
-  rtc_result r;
-  CHECK(build("-DSCALE_BIAS=3.0f", "h.cuh", "", "sm_90", &r) == GPU_OK, "%s", gpu_last_error());
-  char path[512];
-  snprintf(path, sizeof path, "%s/%s.cubin", cache_dir, r.key);
-  rtc_result_free(&r);
+/* Overwrites path with text (length n). */
+static void write_file(const char *path, const void *text, size_t n) {
   FILE *f = fopen(path, "wb");
   CHECK(f != NULL, "open %s", path);
   if (f) {
-    fputs("garbage, not an ELF image", f);
+    CHECK(fwrite(text, 1, n, f) == n, "write %s", path);
     fclose(f);
   }
-  CHECK(build("-DSCALE_BIAS=3.0f", "h.cuh", "", "sm_90", &r) == GPU_OK && r.from_cache == 0, "damaged entry used");
+}
+
+/* A damaged entry is a miss (with a warning), recompiled and replaced: garbage, an image without
+ * its checksum file, and a truncated cubin that keeps its ELF header. */
+static void damaged_entries_are_recompiled(void) {
+  rtc_result r, good;
+  CHECK(build("-DSCALE_BIAS=3.0f", "h.cuh", "", "sm_90", &good) == GPU_OK, "%s", gpu_last_error());
+  char path[512], sum_path[600];
+  snprintf(path, sizeof path, "%s/%s.cubin", cache_dir, good.key);
+  snprintf(sum_path, sizeof sum_path, "%s.sum", path);
+  struct stat st;
+  CHECK(stat(sum_path, &st) == 0 && st.st_size > 0, "no checksum file %s", sum_path);
+
+  write_file(path, "garbage, not an ELF image", 25);
+  CHECK(build("-DSCALE_BIAS=3.0f", "h.cuh", "", "sm_90", &r) == GPU_OK && r.from_cache == 0, "garbage entry used");
   rtc_result_free(&r);
   CHECK(build("-DSCALE_BIAS=3.0f", "h.cuh", "", "sm_90", &r) == GPU_OK && r.from_cache == 1, "entry not repaired");
+  CHECK(r.size == good.size && memcmp(r.image, good.image, good.size) == 0, "repaired entry differs");
   rtc_result_free(&r);
 
+  /* What a cut write leaves: the first half of the cubin, its ELF header intact. */
+  write_file(path, good.image, good.size / 2);
+  CHECK(build("-DSCALE_BIAS=3.0f", "h.cuh", "", "sm_90", &r) == GPU_OK && r.from_cache == 0,
+        "truncated cubin was a cache hit");
+  CHECK(r.size == good.size, "truncated cubin: %zu bytes, expected %zu", r.size, good.size);
+  rtc_result_free(&r);
+  CHECK(build("-DSCALE_BIAS=3.0f", "h.cuh", "", "sm_90", &r) == GPU_OK && r.from_cache == 1, "not re-cached");
+  rtc_result_free(&r);
+
+  /* Same size, one byte flipped: only the checksum can tell. */
+  unsigned char *flipped = malloc(good.size);
+  memcpy(flipped, good.image, good.size);
+  flipped[good.size - 1] ^= 0x5a;
+  write_file(path, flipped, good.size);
+  free(flipped);
+  CHECK(build("-DSCALE_BIAS=3.0f", "h.cuh", "", "sm_90", &r) == GPU_OK && r.from_cache == 0, "flipped byte used");
+  CHECK(r.size == good.size && memcmp(r.image, good.image, good.size) == 0, "recompiled image differs");
+  rtc_result_free(&r);
+
+  remove(sum_path); /* an image without its sum */
+  CHECK(build("-DSCALE_BIAS=3.0f", "h.cuh", "", "sm_90", &r) == GPU_OK && r.from_cache == 0, "image without sum");
+  rtc_result_free(&r);
+  CHECK(stat(sum_path, &st) == 0, "sum not rewritten");
+  rtc_result_free(&good);
+}
+
+/* A cache directory that cannot be created or written fails the compile, naming it. */
+static void unusable_cache_fails_loudly(void) {
+  rtc_result r;
   char blocked[512];
   snprintf(blocked, sizeof blocked, "%s/a-file", cache_dir);
-  f = fopen(blocked, "w");
-  if (f) fclose(f);
-  char unwritable[600];
-  snprintf(unwritable, sizeof unwritable, "%s/sub/dir", blocked); /* below a regular file */
-  setenv("TILEBENCH_CACHE_DIR", unwritable, 1);
+  write_file(blocked, "x", 1);
+  char unusable[600];
+  snprintf(unusable, sizeof unusable, "%s/sub/dir", blocked); /* below a regular file */
+  setenv("TILEBENCH_CACHE_DIR", unusable, 1);
   for (int i = 0; i < 2; i++) {
-    CHECK(build("-DSCALE_BIAS=4.0f", "h.cuh", "", "sm_90", &r) == GPU_OK, "unwritable cache: %s", gpu_last_error());
-    CHECK(r.from_cache == 0 && r.size > 0, "unwritable cache: from_cache %d", r.from_cache);
+    gpu_status st = build("-DSCALE_BIAS=4.0f", "h.cuh", "", "sm_90", &r);
+    CHECK(st != GPU_OK && st != GPU_ERR_COMPILE, "unusable cache: status %d", st);
+    CHECK(strstr(gpu_last_error(), "compile cache") && strstr(gpu_last_error(), unusable) &&
+          strstr(gpu_last_error(), "Not a directory"), "message: %s", gpu_last_error());
+    CHECK(r.image == NULL && r.size == 0, "an image with a failed cache");
     rtc_result_free(&r);
+  }
+  setenv("TILEBENCH_CACHE_DIR", blocked, 1); /* the directory is a regular file */
+  CHECK(build("-DSCALE_BIAS=4.0f", "h.cuh", "", "sm_90", &r) != GPU_OK, "a file as cache directory");
+  rtc_result_free(&r);
+  if (geteuid() != 0) { /* root writes anywhere */
+    char readonly[600];
+    snprintf(readonly, sizeof readonly, "%s/readonly", cache_dir);
+    mkdir(readonly, 0555);
+    setenv("TILEBENCH_CACHE_DIR", readonly, 1);
+    CHECK(build("-DSCALE_BIAS=4.0f", "h.cuh", "", "sm_90", &r) != GPU_OK, "read-only cache directory");
+    CHECK(strstr(gpu_last_error(), "Permission denied") != NULL, "message: %s", gpu_last_error());
+    rtc_result_free(&r);
+    chmod(readonly, 0755);
   }
   setenv("TILEBENCH_CACHE_DIR", cache_dir, 1);
 }
@@ -194,7 +249,8 @@ int main(void) {
   broken_source_returns_log();
   ptx_and_half_types();
   bad_arguments();
-  cache_failures_cost_a_recompile();
+  damaged_entries_are_recompiled();
+  unusable_cache_fails_loudly();
   cache_dir_precedence();
 
   char cmd[300];

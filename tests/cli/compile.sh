@@ -2,8 +2,9 @@
 # `tilebench compile` (NVRTC, no GPU): fills the NVRTC cache with what the same `run` would
 # compile, in several processes; a second call finds everything cached; --autotune covers every
 # valid candidate; a kernel that does not compile fails the command (exit 1) with the operator,
-# case and configuration named, while the other plans still compile; a bad option is a usage
-# error (exit 2).
+# case and configuration named, while the other plans still compile; an unusable cache directory
+# fails every plan, naming it; a damaged cache entry is recompiled with a warning; a bad option is
+# a usage error (exit 2).
 set -u
 TB=${TILEBENCH:?}
 HOME_DIR=${TILEBENCH_HOME:?}
@@ -39,6 +40,39 @@ printf '\nextern "C" __global__ void not_c(float *p) { p[0] = undeclared_name; }
 TILEBENCH_OPERATOR_PATH="$work/ops" expect 1 "broken_compile .* (good|broken|reference).*undeclared_name" --operator broken_compile --jobs 2
 out=$(TILEBENCH_OPERATOR_PATH="$work/ops" "$TB" compile --operator broken_compile --jobs 2 2>&1)
 grep -qE "^compiled 0 plans .* failed" <<<"$out" && echo "ok   failures counted" || { echo "FAIL summary: $out"; fail=1; }
+# A cache directory that cannot be used fails the command, naming it (never "0 failed" with nothing kept).
+touch "$work/not-a-dir"
+TILEBENCH_CACHE_DIR="$work/not-a-dir/cache" expect 1 "compile cache $work/not-a-dir/cache is unusable: Not a directory" --operator vector_add --cases first --jobs 1
+out=$(TILEBENCH_CACHE_DIR="$work/not-a-dir/cache" "$TB" compile --operator vector_add --cases first --jobs 1 2>&1)
+grep -qE "^compiled 0 plans .* 8 failed" <<<"$out" && echo "ok   unusable cache: every plan failed" || { echo "FAIL summary: $out"; fail=1; }
+# A damaged entry (a cubin cut in half keeps its ELF header) is a miss: recompiled and replaced,
+# with a warning (seen here through `script`: compile's processes keep stderr for failures).
+sumsize() { sed -n 's/^size //p' "$1.sum"; }
+for f in "$TILEBENCH_CACHE_DIR"/*.cubin; do
+  head -c $(( $(stat -c %s "$f") / 2 )) "$f" > "$work/half" && cat "$work/half" > "$f"
+done
+expect 0 "^compiled 8 plans .* 0 failed" --operator vector_add --cases first --jobs 1
+whole=0
+for f in "$TILEBENCH_CACHE_DIR"/*.cubin; do [ "$(stat -c %s "$f")" = "$(sumsize "$f")" ] && whole=$((whole + 1)); done
+[ "$whole" -ge 4 ] && echo "ok   $whole damaged entries replaced" || { echo "FAIL $whole entries replaced"; fail=1; }
+cat > "$work/recompile.lua" <<'LUA'
+local kernel = require("tb.kernel")
+local src = 'extern "C" __global__ void k(float *p) { p[0] = 1.0f; }'
+local a = assert(kernel.compile(src, { name = "k.cu", arch = "sm_90", load = false }))
+local path = os.getenv("TILEBENCH_CACHE_DIR") .. "/" .. a.key .. ".cubin"
+local f = assert(io.open(path, "rb")); local image = f:read("a"); f:close()
+f = assert(io.open(path, "wb")); f:write(image:sub(1, #image // 2)); f:close()
+local b = assert(kernel.compile(src, { name = "k.cu", arch = "sm_90", load = false }))
+local c = assert(kernel.compile(src, { name = "k.cu", arch = "sm_90", load = false }))
+print(string.format("sizes %d %d %d, cached %s %s", a.size, b.size, c.size, tostring(b.from_cache), tostring(c.from_cache)))
+LUA
+out=$("$TB" script "$work/recompile.lua" 2>&1)
+if grep -qE "warning: compile cache entry .*\.cubin is damaged \([0-9]+ bytes where [0-9]+ were written\); recompiling" <<<"$out" &&
+   grep -qE "^sizes ([0-9]+) \1 \1, cached false true$" <<<"$out"; then
+  echo "ok   truncated cubin: warning, recompiled, then a hit"
+else
+  echo "FAIL truncated cubin: $out"; fail=1
+fi
 expect 2 "unknown operator" --operator no_such_op
 expect 2 "jobs" --operator vector_add --jobs 0
 exit $fail
