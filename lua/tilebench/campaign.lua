@@ -175,7 +175,10 @@ function M.select_operators(s, loader)
     for _, w in ipairs(wanted) do
       if categories[w] then
         for _, n in ipairs(all) do
-          if loader.load(n).category == w then add(n) end
+          -- An operator that does not load might be in the category: it is kept, so planning
+          -- reports it as failed rather than dropping it unseen.
+          local ok, op = pcall(loader.load, n)
+          if not ok or op.category == w then add(n) end
         end
       else
         add(w)
@@ -232,37 +235,49 @@ end
 
 -- Work items in a deterministic order: operator (selection order), mode, dtype (operator's
 -- order), case (grid order). Errors (unknown operator, dtype, implementation, bad case list)
--- name what is wrong before anything runs.
+-- name what is wrong before anything runs. An operator that is on the search path but does not
+-- load (its config.yaml does not parse, its operator.lua raises) costs itself only: it is
+-- returned in broken, {{operator =, error =}, ...}, and the others are planned.
 function M.plan_items(s, loader)
   loader = loader or default_loader()
-  local items, impl_seen = {}, {}
+  local items, impl_seen, broken = {}, {}, {}
+  local on_path = {}
+  for _, n in ipairs(loader.list()) do on_path[n] = true end
   for _, name in ipairs(M.select_operators(s, loader)) do
-    local op = loader.load(name)
-    local known = {}
-    local op_dtypes = dtypes_of(op)
-    for _, d in ipairs(op_dtypes) do known[d] = true end
-    local dtypes = {}
-    if s.dtypes then
-      for _, d in ipairs(s.dtypes) do if known[d] then dtypes[#dtypes + 1] = d end end
+    local op
+    if on_path[name] then
+      local ok, loaded = pcall(loader.load, name)
+      if ok then op = loaded else broken[#broken + 1] = { operator = name, error = tostring(loaded) } end
     else
-      dtypes = op_dtypes
+      op = loader.load(name) -- raises "unknown operator": a usage error, not a broken operator
     end
-    local impls = M.impls_for(op, s)
-    for _, i in ipairs(op.impls) do impl_seen[i] = true end
-    local spec = s.cases
-    if type(spec) == "table" then spec = spec[name] or spec.default end
-    local filter, ferr = M.case_filter(spec)
-    if not filter then error(string.format("cases for %s: %s", name, ferr), 0) end
-    local protocol = M.protocol_for(op, s)
-    if #impls > 0 then
-      for _, mode in ipairs(s.modes) do
-        for _, dt in ipairs(dtypes) do
-          local cases = cases_of(op, dt)
-          for i, c in ipairs(cases) do
-            if filter(i, #cases) then
-              items[#items + 1] = { operator = name, mode = mode, dtype = dt, case_index = i,
-                                    case_id = c.id, impls = impls, protocol = protocol, gate = s.gate,
-                                    _case = c, _category = op.category, _op = op }
+    if op then
+      local known = {}
+      local op_dtypes = dtypes_of(op)
+      for _, d in ipairs(op_dtypes) do known[d] = true end
+      local dtypes = {}
+      if s.dtypes then
+        for _, d in ipairs(s.dtypes) do if known[d] then dtypes[#dtypes + 1] = d end end
+      else
+        dtypes = op_dtypes
+      end
+      local impls = M.impls_for(op, s)
+      for _, i in ipairs(op.impls) do impl_seen[i] = true end
+      local spec = s.cases
+      if type(spec) == "table" then spec = spec[name] or spec.default end
+      local filter, ferr = M.case_filter(spec)
+      if not filter then error(string.format("cases for %s: %s", name, ferr), 0) end
+      local protocol = M.protocol_for(op, s)
+      if #impls > 0 then
+        for _, mode in ipairs(s.modes) do
+          for _, dt in ipairs(dtypes) do
+            local cases = cases_of(op, dt)
+            for i, c in ipairs(cases) do
+              if filter(i, #cases) then
+                items[#items + 1] = { operator = name, mode = mode, dtype = dt, case_index = i,
+                                      case_id = c.id, impls = impls, protocol = protocol, gate = s.gate,
+                                      _case = c, _category = op.category, _op = op }
+              end
             end
           end
         end
@@ -278,11 +293,20 @@ function M.plan_items(s, loader)
         table.concat(all, ", ")), 0)
     end
   end
-  if s.dtypes and #items == 0 then
+  if s.dtypes and #items == 0 and #broken == 0 then
     error(string.format("no work: none of the selected operators has dtype %s", table.concat(s.dtypes, ",")), 0)
   end
-  return items
+  return items, broken
 end
+
+-- The journal entry of an operator that did not load: one per mode, no case, no
+-- implementation; status failed, the load error as its reason.
+function M.operator_failed_row(name, mode, message)
+  return { operator = name, mode = mode, status = "failed", reason = message }
+end
+
+-- An entry about a whole operator rather than one of its cases.
+function M.is_operator_row(r) return r.case_index == nil end
 
 -- "k/n" -> k, n or nil, message.
 function M.parse_shard(text)
@@ -472,12 +496,16 @@ function M.write_outputs(run_dir, csv_dir, rows, plan, run_id)
   M.mkdirs(run_dir .. "/raw")
   local written = {}
   for _, opname in ipairs(op_order) do
-    local oprows = by_op[opname]
+    local oprows, cases_rows = by_op[opname], {}
+    for _, r in ipairs(oprows) do if not M.is_operator_row(r) then cases_rows[#cases_rows + 1] = r end end
+    -- An operator that failed to load has no cases to tabulate: its entry goes to raw/ only,
+    -- and once it loads and runs (resume after a fix) its cases replace the entry.
+    if #cases_rows > 0 then oprows = cases_rows end
     local p = plan[opname] or {}
     local rank = {}
     for i, d in ipairs(p.dtypes or {}) do rank[d] = i end
     local by_mode, modes = {}, {}
-    for _, r in ipairs(oprows) do
+    for _, r in ipairs(cases_rows) do
       local m = r.mode or "default"
       if not by_mode[m] then by_mode[m] = {}; modes[#modes + 1] = m end
       by_mode[m][#by_mode[m] + 1] = r

@@ -98,7 +98,31 @@ local function impl_names(mod)
   return names
 end
 
--- Loads (once per process) the operator: {name, dir, config, module, impls, cases}.
+-- A message handler for code loaded from an operator folder: the message, then only the
+-- frames of files in that folder ("file:line: in function"), innermost first. What the
+-- operator's author can act on; tilebench's own frames and C frames are left out.
+function M.operator_traceback(dir)
+  local prefix = "@" .. dir .. "/"
+  return function(msg)
+    local frames = {}
+    for level = 2, 200 do
+      local info = debug.getinfo(level, "Sln")
+      if not info then break end
+      if info.source:sub(1, #prefix) == prefix and info.currentline and info.currentline > 0 then
+        local what = info.name and string.format("in function '%s'", info.name)
+          or (info.what == "main" and "in main chunk" or "in a function")
+        frames[#frames + 1] = string.format("\t%s:%d: %s", info.source:sub(2), info.currentline, what)
+      end
+    end
+    msg = type(msg) == "string" and msg or tostring(msg)
+    if #frames == 0 then return msg end
+    return msg .. "\n" .. table.concat(frames, "\n")
+  end
+end
+
+-- Loads (once per process) the operator: {name, dir, config, module, impls, cases}. A folder
+-- that cannot be loaded (config.yaml does not parse or validate, operator.lua raises) raises a
+-- message naming its file and line, with the operator's own frames only.
 function M.load(name)
   if loaded[name] then return loaded[name] end
   local dir = M.find(name)
@@ -106,8 +130,8 @@ function M.load(name)
   local path = dir .. "/operator.lua"
   local chunk, err = loadfile(path, "t")
   if not chunk then error(string.format("operator '%s': %s", name, err), 0) end
-  local ok, mod = xpcall(chunk, debug.traceback)
-  if not ok then error(string.format("operator '%s': operator.lua failed:\n%s", name, mod), 0) end
+  local ok, mod = xpcall(chunk, M.operator_traceback(dir))
+  if not ok then error(string.format("operator '%s': operator.lua failed: %s", name, mod), 0) end
   check_module(name, path, mod)
   local cases = require("tilebench.grid").expand(config, dir .. "/config.yaml")
   local op = { name = name, dir = dir, config = config, module = mod, impls = impl_names(mod),

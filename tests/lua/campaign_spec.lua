@@ -115,6 +115,28 @@ describe("work items", function()
     assert.equal("fp32", items[1].dtype)
   end)
 
+  it("plans around an operator that does not load; an unknown name stays an error", function()
+    local L = fake_loader()
+    local list, load = L.list, L.load
+    L.list = function() local t = list(); t[#t + 1] = "broken"; return t end
+    L.load = function(n)
+      if n == "broken" then error("/ops/broken/config.yaml:3:6: did not find expected ']'", 0) end
+      return load(n)
+    end
+    local items, broken = campaign.plan_items(campaign.settings({ operators = "all" }), L)
+    assert.equal(11, #items) -- alpha's 8 and beta's 3
+    assert.same({ { operator = "broken", error = "/ops/broken/config.yaml:3:6: did not find expected ']'" } }, broken)
+    -- selected by category, it might belong: reported, not dropped
+    items, broken = campaign.plan_items(campaign.settings({ operators = { "Data Layout" } }), L)
+    assert.equal(3, #items)
+    assert.equal("broken", broken[1].operator)
+    assert.has_error(function() campaign.plan_items(campaign.settings({ operators = { "gamma", "alpha" } }), L) end,
+      "unknown operator 'gamma'")
+    local row = campaign.operator_failed_row("broken", "default", "why")
+    assert.is_true(campaign.is_operator_row(row))
+    assert.is_nil(journal.entry_problem(row))
+  end)
+
   it("names what is wrong", function()
     local L = fake_loader()
     assert.has_error(function() campaign.plan_items(campaign.settings({ operators = { "gamma" } }), L) end,

@@ -57,8 +57,9 @@ M.usage = "usage: tilebench run [CAMPAIGN.lua] [--operator A,B] [options]\n"
   .. "       tilebench run --resume RUN-ID [--gpu LABEL]\n\n"
   .. "CAMPAIGN is a file or a name in campaigns/ (smoke, suite, tilebench-protocol); flags\n"
   .. "override its fields. Exit status: 0 when every case ran (whatever its status), 3 with\n"
-  .. "--gate when a case is slow, wrong, failed or timed out, 2 for usage errors or no driver,\n"
-  .. "130 when interrupted (the resume command is printed).\n\n"
+  .. "--gate when a case is slow, wrong, failed or timed out, 1 when an operator did not load\n"
+  .. "(its config.yaml or operator.lua is broken: recorded as failed, the others still run), 2 for\n"
+  .. "usage errors or no driver, 130 when interrupted (the resume command is printed).\n\n"
   .. options.help(M.spec) .. "\n"
 
 M.case_filter = function(spec)
@@ -140,12 +141,16 @@ local function plan_run(opts, pos)
     options.usage_error("run: give a campaign (e.g. 'tilebench run smoke') or --operator NAME")
   end
   local settings = campaign.settings(c, overrides_from(opts))
-  local ok, items = pcall(campaign.plan_items, settings)
+  local ok, items, broken = pcall(campaign.plan_items, settings)
   if not ok then
     if options.is_usage_error(items) then error(items, 0) end
     options.usage_error("run: %s", tostring(items))
   end
-  if opts.shard then items = campaign.shard(items, campaign.parse_shard(opts.shard)) end
+  if opts.shard then
+    local k, n = campaign.parse_shard(opts.shard)
+    items = campaign.shard(items, k, n)
+    if k ~= 1 then broken = {} end -- shard 1 records them, so merged shards hold each once
+  end
   local opmod = require("tilebench.operator")
   local plan, order = {}, {}
   for _, it in ipairs(items) do
@@ -159,13 +164,19 @@ local function plan_run(opts, pos)
     end
     plan[it.operator].count = plan[it.operator].count + 1
   end
-  return settings, items, plan, order
+  return settings, items, plan, order, broken
 end
--- (opts, pos) -> settings, items, plan, order; raises usage errors. `tilebench merge` re-plans
--- the campaign of a run's stored args with it.
+-- (opts, pos) -> settings, items, plan, order, broken (operators that did not load); raises
+-- usage errors. `tilebench merge` re-plans the campaign of a run's stored args with it.
 M.plan = plan_run
 
-local function print_dry_run(items, plan, order)
+-- An operator that did not load, as the run reports it (stderr: the message holds its frames).
+local function report_broken(b)
+  io.stderr:write(string.format("tilebench: %s: failed to load, recorded as failed: %s\n", b.operator, b.error))
+end
+
+local function print_dry_run(items, plan, order, broken)
+  for _, b in ipairs(broken) do report_broken(b) end
   for _, name in ipairs(order) do
     local p = plan[name]
     io.write(string.format("%s (%s): %d cases, implementations %s\n", name, p.category or "?", p.count,
@@ -241,12 +252,12 @@ function M.run(args)
     run_id, label, resumed = rec.run_id, rec.label or label, true
   end
 
-  local settings, items, plan, order = plan_run(opts, pos)
+  local settings, items, plan, order, broken = plan_run(opts, pos)
   if opts["dry-run"] then
-    print_dry_run(items, plan, order)
-    return 0
+    print_dry_run(items, plan, order, broken)
+    return #broken > 0 and 1 or 0
   end
-  if #items == 0 then options.usage_error("run: nothing to run (no case matches)") end
+  if #items == 0 and #broken == 0 then options.usage_error("run: nothing to run (no case matches)") end
 
   -- The executor: worker processes unless --no-isolate. Its hello tells the device, so the
   -- parent learns the label without touching the GPU itself.
@@ -326,6 +337,16 @@ function M.run(args)
   io.write(string.format("  results: %s\n", run_dir))
   io.stdout:flush()
 
+  -- Operators that did not load: one failed entry per mode, then the others run.
+  if #broken > 0 then
+    local rows = {}
+    for _, b in ipairs(broken) do
+      report_broken(b)
+      for _, mode in ipairs(settings.modes) do rows[#rows + 1] = campaign.operator_failed_row(b.operator, mode, b.error) end
+    end
+    jnl:append(rows)
+  end
+
   progress = require("tilebench.progress").new({ total = #todo })
   local current_op
   sys.catch_interrupts()
@@ -378,6 +399,13 @@ function M.run(args)
   end
   io.write(string.format("run %s finished: %d cases; %d rows slow, wrong, failed or timed out\n", run_id,
     #todo, bad))
+  if #broken > 0 then
+    local names = {}
+    for i, b in ipairs(broken) do names[i] = b.operator end
+    io.stderr:write(string.format("tilebench: %d operator%s did not load (recorded as failed): %s\n", #broken,
+      #broken == 1 and "" or "s", table.concat(names, ", ")))
+    return 1
+  end
   if settings.gate_exit and bad > 0 then return 3 end
   return 0
 end
