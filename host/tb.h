@@ -10,9 +10,16 @@
 #include "lua.h"
 #include "gpu/gpu.h"
 
-/* ---- dtypes (tb_dtype.c) ------------------------------------------------------------------- */
+/* ---- dtypes (tb_dtype.c) -------------------------------------------------------------------
+ * The one table of dtypes: every other layer (tb.tensor, tb.blas, and in Lua tb.dtype, read by
+ * util.lua, context.lua, config.lua and the operators) takes names, C types and sizes from it.
+ * The dtypes after TB_NDEVICE_DTYPES are names tilebench knows (config.yaml, TileBench's CSVs)
+ * but cannot hold in a tensor: tb_check_dtype refuses them. */
 typedef enum tb_dtype {
-  TB_FP32 = 0, TB_FP16, TB_BF16, TB_FP8_E4M3, TB_INT8, TB_UINT8, TB_INT32, TB_INT64, TB_NDTYPES
+  TB_FP32 = 0, TB_FP16, TB_BF16, TB_FP8_E4M3, TB_INT8, TB_UINT8, TB_INT32, TB_INT64,
+  TB_NDEVICE_DTYPES,
+  TB_FP8_E5M2 = TB_NDEVICE_DTYPES, TB_INT16,
+  TB_NDTYPES
 } tb_dtype;
 
 typedef struct tb_dtype_info {
@@ -23,10 +30,12 @@ typedef struct tb_dtype_info {
 } tb_dtype_info;
 
 extern const tb_dtype_info tb_dtypes[TB_NDTYPES];
-/* Accepts the names above and the aliases float32, float16, bfloat16, float8_e4m3fn,
- * fp8_e4m3fn, fp8 (TileBench's). Returns -1 for an unknown name. */
+/* Accepts the names above and the aliases float32, float, float16, half, bfloat16,
+ * float8_e4m3fn, fp8_e4m3fn, fp8, float8_e5m2 (TileBench's and PyTorch's). Exact spelling;
+ * returns -1 for an unknown name. */
 int tb_dtype_from_name(const char *name);
-/* luaL_checkoption-style: raises "bad argument #i to 'f' (invalid dtype 'x')". */
+/* luaL_checkoption-style: raises "bad argument #i to 'f' (invalid dtype 'x')" for an unknown
+ * name and for one a tensor cannot hold. */
 tb_dtype tb_check_dtype(lua_State *L, int arg);
 
 /* ---- GPU errors ------------------------------------------------------------------------------

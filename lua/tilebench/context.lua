@@ -4,21 +4,19 @@
 local tensor = require("tb.tensor")
 local launch = require("tb.launch")
 local kernel = require("tb.kernel")
+local dtypes = require("tb.dtype")
 local opmod = require("tilebench.operator")
 
 local M = {}
 local Ctx = {}
 Ctx.__index = Ctx
 
-local CTYPES = { fp32 = "float", fp16 = "__half", bf16 = "__nv_bfloat16", fp8_e4m3 = "__nv_fp8_e4m3",
-                 int8 = "int8_t", uint8 = "uint8_t", int32 = "int32_t", int64 = "int64_t" }
-local SIZES = { fp32 = 4, fp16 = 2, bf16 = 2, fp8_e4m3 = 1, int8 = 1, uint8 = 1, int32 = 4, int64 = 8 }
-local ALIASES = { float32 = "fp32", float16 = "fp16", bfloat16 = "bf16", float8_e4m3fn = "fp8_e4m3",
-                  fp8_e4m3fn = "fp8_e4m3", fp8 = "fp8_e4m3" }
+local DTYPES = dtypes.info -- the one table (host/tb_dtype.c): C types and sizes
 
+-- The canonical name of a dtype a tensor can hold (aliases accepted, as tb.tensor does).
 local function canon(dtype)
-  local d = ALIASES[dtype] or dtype
-  if not CTYPES[d] then error(string.format("unknown dtype '%s'", tostring(dtype)), 2) end
+  local d = DTYPES[dtype] and dtype or dtypes.aliases[dtype] -- exact spelling, like tb.tensor
+  if not d or not DTYPES[d].tensor then error(string.format("unknown dtype '%s'", tostring(dtype)), 2) end
   return d
 end
 
@@ -34,7 +32,7 @@ function M.oom_error(message) error(setmetatable({ message = message, status = "
 local Fake = {}
 Fake.__index = Fake
 function Fake:numel() return self.n end
-function Fake:nbytes() return self.n * SIZES[self.dtype] end
+function Fake:nbytes() return self.n * DTYPES[self.dtype].size end
 function Fake:ndim() return #self.shape end
 function Fake:close() self.closed = true end
 function Fake:is_closed() return self.closed == true end
@@ -173,8 +171,8 @@ function M.new(op, case, opts)
   end
   self.i32, self.i64, self.u32, self.f32, self.f64 = launch.i32, launch.i64, launch.u32, launch.f32, launch.f64
   self.u64 = launch.u64
-  self.ctype = function(dtype) return CTYPES[canon(dtype)] end
-  self.dtype_size = function(dtype) return SIZES[canon(dtype)] end
+  self.ctype = function(dtype) return DTYPES[canon(dtype)].c_type end
+  self.dtype_size = function(dtype) return DTYPES[canon(dtype)].size end
   self.cdiv = function(a, b) return (a + b - 1) // b end
   if opts.props then
     self.props = opts.props

@@ -1,6 +1,7 @@
 -- util.lua: small helpers the data layer shares: copies, stable key orders, number formatting,
 -- paths, atomic file writes, JSON with sorted keys (over lua-cjson), dtype names.
 local cjson = require("cjson")
+local tb_dtype = require("tb.dtype")
 
 local M = {}
 
@@ -128,33 +129,23 @@ function M.format_exact(v)
 end
 
 -- ---- dtypes ---------------------------------------------------------------------------------
-
--- TileBench's labels and PyTorch's names -> tilebench's (the names tb.tensor uses).
-local dtype_alias = {
-  fp32 = "fp32", float32 = "fp32", float = "fp32",
-  fp16 = "fp16", float16 = "fp16", half = "fp16",
-  bf16 = "bf16", bfloat16 = "bf16",
-  fp8_e4m3 = "fp8_e4m3", fp8_e4m3fn = "fp8_e4m3", float8_e4m3fn = "fp8_e4m3", fp8 = "fp8_e4m3",
-  fp8_e5m2 = "fp8_e5m2", float8_e5m2 = "fp8_e5m2",
-  int8 = "int8", uint8 = "uint8", int16 = "int16", int32 = "int32", int64 = "int64",
-}
--- Bytes per element as TileBench's dtype_size gives them (unknown names: 4).
-local dtype_bytes = {fp32 = 4, fp16 = 2, bf16 = 2, fp8_e4m3 = 1, fp8_e5m2 = 1, int8 = 1, uint8 = 1,
-                     int16 = 2, int32 = 4, int64 = 8}
+-- Names, aliases (TileBench's labels, PyTorch's names) and sizes live in one table in C
+-- (host/tb_dtype.c, tb.dtype); these are the lookups the Lua layer uses over it.
 
 -- The canonical name, or nil for a name tilebench does not know.
 function M.normalize_dtype(name)
-  if type(name) ~= "string" then return nil end
-  return dtype_alias[name] or dtype_alias[name:lower()]
+  return tb_dtype.normalize(name)
 end
 
+-- Bytes per element (unknown names: 4, as TileBench's dtype_size gives them).
 function M.dtype_size(name)
-  return dtype_bytes[M.normalize_dtype(name) or ""] or 4
+  local info = tb_dtype.info[tb_dtype.normalize(name) or ""]
+  return info and info.size or 4
 end
 
 function M.is_int_dtype(name)
-  local d = M.normalize_dtype(name)
-  return d ~= nil and d:find("^u?int") ~= nil
+  local info = tb_dtype.info[tb_dtype.normalize(name) or ""]
+  return info ~= nil and not info.is_float
 end
 
 -- ---- strings --------------------------------------------------------------------------------

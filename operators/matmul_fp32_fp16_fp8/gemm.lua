@@ -2,15 +2,17 @@
 -- the reference, the `cuda` kernels (gemm_wgmma.cu, gemm_mma.cu) and the cuBLASLt `lib`
 -- baseline, for row-major C (M, N) = A (M, K) @ B (K, N), batched with dense strides.
 -- Kernel files are named relative to the calling operator's folder through KDIR.
+local dtypes = require("tb.dtype")
+
 local M = {}
 
 local KDIR = "../matmul_fp32_fp16_fp8/"
 local DT = { fp32 = 0, fp16 = 1, bf16 = 2, fp8_e4m3 = 3 }
 local SMEM_OPTIN = 232448 -- H100/H200 per-block limit; the plan checks ctx.props when it has it
 
+-- The canonical dtype name (tb.dtype's aliases: float8_e4m3fn -> fp8_e4m3); unknown names pass.
 function M.canon(dtype)
-  if dtype == "fp8_e4m3fn" or dtype == "float8_e4m3fn" or dtype == "fp8" then return "fp8_e4m3" end
-  return dtype
+  return dtypes.aliases[dtype] or dtype
 end
 
 local function dt_id(dtype)
@@ -74,7 +76,7 @@ end
 
 -- 16-byte rows: K and N multiples of 16 bytes' worth of elements (every grid case is).
 function M.supports(p)
-  local per16 = 16 // ({ fp32 = 4, fp16 = 2, bf16 = 2, fp8_e4m3 = 1 })[M.canon(p.dtype)]
+  local per16 = 16 // dtypes.info[M.canon(p.dtype)].size
   return p.K % per16 == 0 and p.N % 8 == 0 and p.N % per16 == 0
 end
 

@@ -3,7 +3,7 @@ local oplib = require("tilebench.oplib")
 
 local ctx = {
   props = { sm_count = 132, max_threads_per_sm = 2048 },
-  dtype_size = function(d) return ({ fp32 = 4, fp16 = 2, bf16 = 2, int8 = 1 })[d] end,
+  dtype_size = function(d) return require("tb.dtype").info[d].size end,
   cdiv = function(a, b) return (a + b - 1) // b end,
 }
 
