@@ -13,6 +13,7 @@
 #include "lualib.h"
 
 int luaopen_tb_dtype(lua_State *L);
+int luaopen_tb_error(lua_State *L);
 int luaopen_tb_device(lua_State *L);
 int luaopen_tb_tensor(lua_State *L);
 int luaopen_tb_kernel(lua_State *L);
@@ -30,6 +31,7 @@ int luaopen_cjson_safe(lua_State *L);
 
 static const luaL_Reg preloaded[] = {
   {"tb.dtype", luaopen_tb_dtype},
+  {"tb.error", luaopen_tb_error},
   {"tb.device", luaopen_tb_device},
   {"tb.tensor", luaopen_tb_tensor},
   {"tb.kernel", luaopen_tb_kernel},

@@ -38,8 +38,16 @@ int tb_dtype_from_name(const char *name);
  * name and for one a tensor cannot hold. */
 tb_dtype tb_check_dtype(lua_State *L, int arg);
 
-/* ---- GPU errors ------------------------------------------------------------------------------
- * Raises a Lua error with gpu_last_error() when st != GPU_OK. */
+/* ---- GPU errors (tb_error.c) ------------------------------------------------------------------
+ * A GPU failure reaches Lua as a structured error: a table {class=, message=, api=} with the
+ * "tb.error" metatable, whose __tostring (and __concat) give the message, so it reads as the plain
+ * text did. class is the status's gpu_error_class name ("oom", "fault", "timeout", ...): what
+ * failed is decided once, in the backend, and Lua never matches the message text. */
+/* Pushes the error object for a failure of class st (api may be NULL or ""). */
+void tb_push_error(lua_State *L, gpu_status st, const char *api, const char *message);
+/* Raises it with a printf-style message (%g works, unlike luaL_error). */
+int tb_raise(lua_State *L, gpu_status st, const char *api, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Raises gpu_last_error() (with gpu_last_error_api()) as a structured error when st != GPU_OK. */
 void tb_check_gpu(lua_State *L, gpu_status st);
 /* Initialises the backend and makes the selected device current (device 0 unless tb.device
  * selected another). Raises "no CUDA driver found (libcuda.so.1: ...)" without a driver. */

@@ -1,6 +1,6 @@
-/* tb_common.c: what the tb.* modules share and no single module owns: GPU failures raised as Lua
- * errors, the process's device, context and stream, and the host's own kernels (host/kernels/,
- * embedded at build time, compiled by NVRTC for the current device on first use). */
+/* tb_common.c: what the tb.* modules share and no single module owns: the process's device,
+ * context and stream, and the host's own kernels (host/kernels/, embedded at build time,
+ * compiled by NVRTC for the current device on first use). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,10 +14,6 @@ const char *const tb_arg_kind_names[TB_NARG_KINDS] = {
 
 /* Registry field where tb.device.select() leaves the ordinal tb_gpu() will use (tb_device.c). */
 #define SELECTED_DEVICE_KEY "tb.device.selected"
-
-void tb_check_gpu(lua_State *L, gpu_status st) {
-  if (st != GPU_OK) luaL_error(L, "%s", gpu_last_error());
-}
 
 /* ---- the process's device and stream ------------------------------------------------------- */
 
@@ -67,13 +63,10 @@ void tb_stream_sync(lua_State *L, double timeout_s, const char *what) {
   const gpu_backend *b = tb_gpu(L);
   if (timeout_s <= 0) timeout_s = tb_sync_timeout_s();
   gpu_status st = b->stream_wait_timeout(tb_stream(), timeout_s * 1e3);
-  if (st == GPU_ERR_TIMEOUT) {
-    char msg[1536]; /* luaL_error's format has no %g */
-    snprintf(msg, sizeof msg, "timeout: %s: %s (a hung kernel? the limit is %g s: TILEBENCH_SYNC_TIMEOUT)", what,
-             gpu_last_error(), timeout_s);
-    luaL_error(L, "%s", msg);
-  }
-  if (st != GPU_OK) luaL_error(L, "%s: %s", what, gpu_last_error());
+  if (st == GPU_ERR_TIMEOUT)
+    tb_raise(L, st, gpu_last_error_api(), "timeout: %s: %s (a hung kernel? the limit is %g s: TILEBENCH_SYNC_TIMEOUT)",
+             what, gpu_last_error(), timeout_s);
+  if (st != GPU_OK) tb_raise(L, st, gpu_last_error_api(), "%s: %s", what, gpu_last_error());
 }
 
 /* ---- the host's own kernels ---------------------------------------------------------------- */

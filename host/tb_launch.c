@@ -190,9 +190,10 @@ gpu_status tb_plan_run(const tb_plan *p, gpu_stream s) {
     gpu_status r = st->native ? st->run(st->self, s)
                               : gpu->launch(st->fn, st->grid, st->block, st->smem, s, st->argv);
     if (r != GPU_OK) {
-      char why[2048];
+      char why[2048], api[64];
       snprintf(why, sizeof why, "%s", gpu_last_error());
-      return gpu_set_error(r, "plan step %d ('%s'): %s", i + 1, st->name, why);
+      snprintf(api, sizeof api, "%s", gpu_last_error_api());
+      return gpu_set_api_error(r, api, "plan step %d ('%s'): %s", i + 1, st->name, why);
     }
   }
   return GPU_OK;

@@ -350,11 +350,12 @@ static void measure_free(measure *m) {
 /* Frees the measurement and raises: "<what>: <gpu_last_error()>". A hung plan raises a message
  * starting with "timeout:" so a campaign records the case as a timeout. */
 static int measure_fail(measure *m, gpu_status st, const char *what) {
-  char msg[4096];
+  char msg[4096], api[64];
   snprintf(msg, sizeof msg, "%s%s: %s", st == GPU_ERR_TIMEOUT ? "timeout: " : "", what, gpu_last_error());
+  snprintf(api, sizeof api, "%s", gpu_last_error_api());
   if (m->cupti) cupti_discard();
   measure_free(m);
-  return luaL_error(m->L, "%s", msg);
+  return tb_raise(m->L, st, api, "%s", msg); /* structured: the campaign reads its class */
 }
 
 #define TRY(m, call, what)                     \

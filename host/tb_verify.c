@@ -162,10 +162,11 @@ static int l_compare(lua_State *L) {
     if (st == GPU_OK) st = b->copy_dtoh(&h, res, sizeof h);
     if (st == GPU_OK && h.nfirst > 0) st = b->copy_dtoh(first, res + sizeof h, (size_t)h.nfirst * sizeof first[0]);
     if (st != GPU_OK) {
-      char message[1024];
+      char message[1024], api[64];
       snprintf(message, sizeof message, "%s", gpu_last_error());
+      snprintf(api, sizeof api, "%s", gpu_last_error_api());
       (void)b->mem_free(res);
-      luaL_error(L, "%scompare %s: %s", st == GPU_ERR_TIMEOUT ? "timeout: " : "", kernel, message);
+      tb_raise(L, st, api, "%scompare %s: %s", st == GPU_ERR_TIMEOUT ? "timeout: " : "", kernel, message);
     }
     tb_check_gpu(L, b->mem_free(res));
   }

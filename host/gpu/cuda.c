@@ -17,6 +17,7 @@
 
 #include "blas.h"
 #include "cupti.h"
+#include "cuda_errors.h"
 #include "gpu.h"
 
 /* X(name, required): every driver entry point used. Optional ones may be NULL (older driver). */
@@ -73,19 +74,21 @@ static int name_is(const char *name, const char *const *list) {
   return 0;
 }
 
-/* Errors after which the context is unusable: the rest of the process must not touch it. */
+/* THE list of sticky errors: after one the context is unusable and the rest of the process must
+ * not touch it (the campaign replaces the worker). A destroyed context is as unusable. */
 static const char *const sticky_errors[] = {
   "CUDA_ERROR_ILLEGAL_ADDRESS", "CUDA_ERROR_ILLEGAL_INSTRUCTION", "CUDA_ERROR_MISALIGNED_ADDRESS",
   "CUDA_ERROR_INVALID_ADDRESS_SPACE", "CUDA_ERROR_INVALID_PC", "CUDA_ERROR_LAUNCH_FAILED",
   "CUDA_ERROR_HARDWARE_STACK_ERROR", "CUDA_ERROR_ASSERT", "CUDA_ERROR_LAUNCH_TIMEOUT",
-  "CUDA_ERROR_ECC_UNCORRECTABLE", NULL};
+  "CUDA_ERROR_ECC_UNCORRECTABLE", "CUDA_ERROR_CONTEXT_IS_DESTROYED", NULL};
 /* Wrong input rather than a broken device: a wrong image, a missing name, a bad launch shape. */
 static const char *const invalid_errors[] = {
   "CUDA_ERROR_NOT_FOUND", "CUDA_ERROR_NO_BINARY_FOR_GPU", "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
   "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", NULL};
 
-static gpu_status classify(CUresult r, const char *name) {
-  if (r == CUDA_ERROR_OUT_OF_MEMORY) return GPU_ERR_OOM;
+gpu_status cuda_error_status(int result, const char *name) {
+  if (result == CUDA_ERROR_OUT_OF_MEMORY) return GPU_ERR_OOM;
+  if (name == NULL) return GPU_ERR_OTHER;
   if (name_is(name, sticky_errors)) return GPU_ERR_FAULT;
   if (strncmp(name, "CUDA_ERROR_INVALID_", 19) == 0 || name_is(name, invalid_errors))
     return GPU_ERR_INVALID;
@@ -121,7 +124,7 @@ static gpu_status cu_error(CUresult r, const char *api, const char *detail) {
     name = unknown;
   }
   if (text == NULL) text = "no description";
-  return gpu_set_error(classify(r, name), "%s: %s (%s)%s", api, name, text, detail ? detail : "");
+  return gpu_set_api_error(cuda_error_status((int)r, name), api, "%s: %s (%s)%s", api, name, text, detail ? detail : "");
 }
 
 static gpu_status cu_check(CUresult r, const char *api) {

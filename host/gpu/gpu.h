@@ -30,6 +30,23 @@ typedef enum gpu_status {
 const char *gpu_last_error(void);
 /* Record an error message (printf-style) for gpu_last_error(); returns st for tail calls. */
 gpu_status gpu_set_error(gpu_status st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same, naming the API that failed ("cuLaunchKernel"), which gpu_last_error_api() returns
+ * until the next recorded error ("" after gpu_set_error). */
+gpu_status gpu_set_api_error(gpu_status st, const char *api, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+const char *gpu_last_error_api(void);
+
+/* The class of a failure, one descriptor per status (error.c): the name Lua sees on a structured
+ * error (tb.error: "oom", "fault", "timeout", "launch", "compile", "no_driver", ...) and whether
+ * the context is lost after it (a sticky fault, or a kernel still running past its limit): the
+ * process must then be replaced. The backend decides which driver errors are which status. */
+typedef struct gpu_error_class {
+  gpu_status status;
+  const char *name;
+  int context_lost;
+} gpu_error_class;
+extern const gpu_error_class gpu_error_classes[]; /* one per status but GPU_OK, then {0, NULL, 0} */
+const gpu_error_class *gpu_status_class(gpu_status st); /* NULL for GPU_OK */
 
 typedef uint64_t gpu_ptr; /* device address */
 typedef struct gpu_module gpu_module;

@@ -1,6 +1,7 @@
 -- cli.lua: the tilebench command line. main(arg) dispatches to lua/tilebench/cmd/<name>.lua,
 -- whose run(args) returns the exit status. Usage errors exit 2, like a missing GPU driver.
 local options = require("tilebench.options")
+local errors = require("tb.error")
 
 local M = {}
 
@@ -37,14 +38,12 @@ local function usage()
   return table.concat(lines, "\n") .. "\n"
 end
 
--- Classifies an error raised anywhere below into (message, exit status).
+-- Classifies an error raised anywhere below into (message, exit status): a usage error or a
+-- missing driver (the tb.error class the backend gave it) exits 2, anything else 1.
 local function classify(err)
   if options.is_usage_error(err) then return err.message, 2 end
-  local msg = tostring(err)
-  if msg:find("no CUDA driver found", 1, true) then
-    return msg:match("(no CUDA driver found.-)\n") or msg:match("(no CUDA driver found.*)$"), 2
-  end
-  return msg, 1
+  if errors.class(err) == "no_driver" then return err.message, 2 end
+  return tostring(err) .. (type(err) == "table" and err.traceback or ""), 1
 end
 
 function M.main(arg)
@@ -76,7 +75,10 @@ function M.main(arg)
   end
   local ok, status = xpcall(cmd.run, function(e)
     if options.is_usage_error(e) then return e end
-    if type(e) == "string" and os.getenv("TILEBENCH_TRACEBACK") then return debug.traceback(e, 2) end
+    if os.getenv("TILEBENCH_TRACEBACK") then
+      if type(e) == "string" then return debug.traceback(e, 2) end
+      if errors.class(e) then e.traceback = debug.traceback("", 2) end
+    end
     return e
   end, args)
   if ok then return math.tointeger(status) or 0 end

@@ -5,6 +5,7 @@ local tensor = require("tb.tensor")
 local launch = require("tb.launch")
 local kernel = require("tb.kernel")
 local dtypes = require("tb.dtype")
+local errors = require("tb.error")
 local opmod = require("tilebench.operator")
 
 local M = {}
@@ -20,12 +21,10 @@ local function canon(dtype)
   return d
 end
 
--- An out-of-memory failure travels as a table so the runner records status 'oom'.
-local OOM = {}
-OOM.__tostring = function(e) return e.message end
-function M.is_oom(e) return type(e) == "table" and getmetatable(e) == OOM end
+-- An out-of-memory failure travels as a tb.error of class 'oom' so the runner records status 'oom'.
+function M.is_oom(e) return errors.class(e) == "oom" end
 -- Raises an out-of-memory failure the runner records as status 'oom'.
-function M.oom_error(message) error(setmetatable({ message = message, status = "oom" }, OOM), 0) end
+function M.oom_error(message) error(errors.new("oom", message), 0) end
 
 -- Compile-only mode (CI, no GPU): tensors are shape-only stand-ins, kernels are compiled with
 -- NVRTC for M.compile_arch but not loaded, and plans are the step tables themselves.
@@ -103,7 +102,7 @@ function M.compile(dir, file, defines, options, load)
   end
   local mod, log = kernel.compile(src, opts)
   if not mod then
-    error(string.format("%s does not compile:\n%s", path, tostring(log)), 0)
+    error(errors.new("compile", string.format("%s does not compile:\n%s", path, tostring(log))), 0)
   end
   modules[key] = mod
   return mod

@@ -4,30 +4,21 @@
 -- another's result; a sticky GPU fault marks the row fatal so the worker can be replaced.
 local opmod = require("tilebench.operator")
 local context = require("tilebench.context")
+local errors = require("tb.error")
 
 local M = {}
 
--- Driver errors after which the context is unusable (the worker must be replaced).
-local STICKY = { "CUDA_ERROR_ILLEGAL_ADDRESS", "CUDA_ERROR_ILLEGAL_INSTRUCTION",
-  "CUDA_ERROR_MISALIGNED_ADDRESS", "CUDA_ERROR_INVALID_ADDRESS_SPACE", "CUDA_ERROR_INVALID_PC",
-  "CUDA_ERROR_LAUNCH_FAILED", "CUDA_ERROR_HARDWARE_STACK_ERROR", "CUDA_ERROR_ASSERT",
-  "CUDA_ERROR_LAUNCH_TIMEOUT", "CUDA_ERROR_ECC_UNCORRECTABLE", "CUDA_ERROR_CONTEXT_IS_DESTROYED" }
+-- The row status of each GPU error class (tb.error; the backend decides the class, host/gpu/
+-- error.c): every class not named here is `failed`. A class whose context is lost (a sticky
+-- fault, a hung kernel) marks the row fatal, so the worker is replaced.
+M.STATUS_OF_CLASS = { oom = "oom", timeout = "timeout" }
 
--- Turns an error object into status, reason, fatal.
+-- Turns an error object into status, reason, fatal. A plain (string) error is a Lua failure of
+-- the operator's code: failed, the context intact.
 function M.classify_error(e)
-  if context.is_oom(e) then return "oom", e.message, false end
-  local msg = tostring(e)
-  for _, name in ipairs(STICKY) do
-    if msg:find(name, 1, true) then return "failed", msg, true end
-  end
-  if msg:find("GPU_ERR_TIMEOUT", 1, true) or msg:match("^timeout") or msg:find(": timeout", 1, true)
-     or msg:find("timed out", 1, true) then
-    return "timeout", msg, true
-  end
-  if msg:find("out of memory", 1, true) or msg:find("CUDA_ERROR_OUT_OF_MEMORY", 1, true) then
-    return "oom", msg, false
-  end
-  return "failed", msg, false
+  local class = errors.class(e)
+  if not class then return "failed", tostring(e), false end
+  return M.STATUS_OF_CLASS[class] or "failed", tostring(e), errors.classes[class].context_lost
 end
 
 local function sorted_keys(t)
@@ -234,6 +225,7 @@ function M.run_item(item, on_row)
     local status, reason, fatal = M.classify_error(err)
     for _, row in ipairs(ordered) do
       row.status, row.reason, row.fatal = status, "inputs/reference: " .. reason, fatal or nil
+      row.error_class = errors.class(err)
     end
     return ordered
   end
@@ -283,6 +275,7 @@ function M.run_item(item, on_row)
     if not ok then
       local status, reason, fatal = M.classify_error(e)
       row.status, row.reason, row.fatal = status, reason, fatal or nil
+      row.error_class = errors.class(e)
       if fatal then
         for _, later in ipairs(ordered) do
           if later.status == nil then

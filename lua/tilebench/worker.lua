@@ -5,6 +5,7 @@
 local journal = require("tilebench.journal")
 local campaign = require("tilebench.campaign")
 local sys = require("tb.sys")
+local worker_cmd = require("tilebench.cmd.worker")
 
 local M = {}
 
@@ -84,7 +85,7 @@ function Pool:_start()
   end
   if msg.hello.error then
     self:_retire(0.5)
-    error(msg.hello.error, 0)
+    error(worker_cmd.error_of(msg.hello.error, msg.hello.error_class), 0)
   end
   self.info = self.info or msg.hello
   return msg.hello
@@ -232,7 +233,7 @@ function InProcess:hello()
   if not self.info then
     local runner = require(self.opts.runner or "tilebench.runner")
     local info = runner.describe and runner.describe() or require("tilebench.cmd.worker").describe(self.opts.device)
-    if info.error then error(info.error, 0) end
+    if info.error then error(worker_cmd.error_of(info.error, info.error_class), 0) end
     self.info = info
   end
   return self.info
@@ -241,7 +242,7 @@ end
 function InProcess:run(item)
   local runner = require(self.opts.runner or "tilebench.runner")
   local wire = campaign.wire_item(item)
-  local ok, rows = xpcall(runner.run_item, debug.traceback, wire)
+  local ok, rows = xpcall(runner.run_item, worker_cmd.traceback, wire)
   if not ok then
     local out = {}
     for _, impl in ipairs(item.impls) do out[#out + 1] = campaign.synthetic_row(item, impl, "failed", tostring(rows)) end

@@ -48,4 +48,13 @@ if [ -n "$nvrtc" ]; then
   out=$("$TILEBENCH" script "$tmp/compile.lua" 2>"$tmp/err") || fail "compile without a driver: $(cat "$tmp/err")"
   [ "$out" = "true	64" ] || fail "compile result: $out"
 fi
+# The class travels: the worker's hello carries error_class = no_driver over its JSON pipe and
+# the parent exits 2 with the driver's message alone (cli.lua reads the class, not the text).
+for iso in "" "--no-isolate"; do
+  TILEBENCH_RESULTS_DIR="$tmp/results" "$TILEBENCH" run --operator vector_add --gpu nodriver --quiet $iso \
+    >"$tmp/out" 2>"$tmp/err"; rc=$?
+  [ $rc -eq 2 ] || fail "run $iso without a driver exited $rc: $(cat "$tmp/err")"
+  [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "run $iso: more than the message: $(cat "$tmp/err")"
+  grep -Eq '^tilebench: no CUDA driver found \(libcuda\.so\.1: ' "$tmp/err" || fail "run $iso message: $(cat "$tmp/err")"
+done
 echo ok

@@ -1,6 +1,7 @@
 -- device_spec.lua: tb.device without a GPU (what every machine can check) and, where a device is
 -- present, the shape of what it reports.
 local device = require("tb.device")
+local errors = require("tb.error")
 local available, why = device.available()
 
 describe("tb.device", function()
@@ -34,16 +35,18 @@ describe("tb.device", function()
         it(name .. "() raises the driver's message", function()
           local ok, err = pcall(device[name])
           assert.is_false(ok)
-          assert.equals(why, err)
+          assert.equals(why, tostring(err))
+          assert.equals("no_driver", errors.class(err)) -- the backend's class, not the text
         end)
       end
       it("select() and props(i) raise it too", function()
         local ok, err = pcall(device.select, 0)
         assert.is_false(ok)
-        assert.equals(why, err)
+        assert.equals(why, tostring(err))
         ok, err = pcall(device.props, 0)
         assert.is_false(ok)
-        assert.equals(why, err)
+        assert.equals(why, tostring(err))
+        assert.equals("no_driver", errors.class(err))
       end)
     end)
   else

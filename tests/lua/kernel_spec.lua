@@ -108,8 +108,8 @@ extern "C" __global__ void k(float *y) { y[0] = X; }
         }) do
           local ok, err = pcall(call)
           assert.is_false(ok)
-          -- Lua prefixes the caller's position, as for any error raised from C.
-          assert.truthy(err:find(why, 1, true), err)
+          assert.equals("no_driver", require("tb.error").class(err))
+          assert.truthy(tostring(err):find(why, 1, true), tostring(err))
         end
       end)
     end)

@@ -2,18 +2,36 @@
 -- runner.measure (with a stand-in tb.timer, so no GPU is needed).
 local runner = require("tilebench.runner")
 local context = require("tilebench.context")
+local errors = require("tb.error")
 
 describe("runner.classify_error", function()
-  it("marks sticky driver faults fatal", function()
-    local status, reason, fatal = runner.classify_error("cuCtxSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)")
-    assert.equal("failed", status)
-    assert.is_true(fatal)
-    assert.matches("ILLEGAL_ADDRESS", reason)
+  -- Every class the backend can give (host/gpu/error.c) maps to the status a row records.
+  local expected = {
+    fault = { "failed", true }, timeout = { "timeout", true }, oom = { "oom", false },
+    launch = { "failed", false }, compile = { "failed", false }, no_driver = { "failed", false },
+    no_library = { "failed", false }, busy = { "failed", false }, other = { "failed", false },
+  }
+  it("maps every GPU error class to its row status", function()
+    for class in pairs(errors.classes) do
+      assert.is_not_nil(expected[class], "a new class needs a status here: " .. class)
+    end
+    for class, want in pairs(expected) do
+      local e = errors.new(class, "cuX: SOME_ERROR (text)", "cuX")
+      local status, reason, fatal = runner.classify_error(e)
+      assert.equal(want[1], status, class)
+      assert.equal(want[2], fatal, class)
+      assert.equal("cuX: SOME_ERROR (text)", reason)
+    end
   end)
-  it("records hangs as timeouts that need a fresh worker", function()
-    local status, _, fatal = runner.classify_error("timeout: waiting for the plan's runs: ...")
+  it("reads the class, not the message text", function()
+    -- the text of a sticky fault, raised as a plain string: not classified as one
+    local status, _, fatal = runner.classify_error("cuCtxSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS (...)")
+    assert.equal("failed", status)
+    assert.is_false(fatal)
+    status = runner.classify_error(errors.new("timeout", "timeout: waiting for the plan's runs: ..."))
     assert.equal("timeout", status)
-    assert.is_true(fatal)
+    status = runner.classify_error(errors.new("fault", "timeout: ... CUDA_ERROR_LAUNCH_TIMEOUT"))
+    assert.equal("failed", status)
   end)
   it("records out of memory as oom, without losing the worker", function()
     local ok, e = pcall(context.oom_error, "out of memory: 1e15 bytes")

@@ -1,5 +1,6 @@
 -- cmd/script.lua: `tilebench script FILE.lua [ARGS]` runs any Lua script with the tb modules.
 local options = require("tilebench.options")
+local errors = require("tb.error")
 local M = {}
 M.summary = "run a Lua script with the tb.* modules (tb.device, tb.tensor, tb.kernel, ...)"
 M.usage = [[
@@ -19,7 +20,14 @@ function M.run(args)
   local script_arg = { [0] = file }
   for i = 2, #args do script_arg[i - 1] = args[i] end
   arg = script_arg
-  local ok, e = xpcall(chunk, debug.traceback, table.unpack(script_arg))
+  -- A tb.error keeps its class (cli.lua exits 2 for no_driver) and carries the traceback.
+  local ok, e = xpcall(chunk, function(err)
+    if errors.class(err) then
+      err.traceback = debug.traceback("", 2)
+      return err
+    end
+    return debug.traceback(err, 2)
+  end, table.unpack(script_arg))
   if not ok then error(e, 0) end
   return 0
 end

@@ -5,14 +5,16 @@
 --
 -- Requests and answers (one line each):
 --   {"hello": true}         -> {"hello": {pid, versions = {...}, device = {...}}} or
---                              {"hello": {pid, error = "no CUDA driver found ..."}}
+--                              {"hello": {pid, error = "no CUDA driver found ...", error_class = "no_driver"}}
 --   {"item": ITEM}          -> {"row": ROW} as each implementation finishes (progress: the
 --                              parent gives the next one its own time limit), then
 --                              {"rows": [ROW, ...]} (runner.run_item's rows, every one)
 --                           or {"error": "message with traceback"} when run_item raised
+-- A GPU failure's class (tb.error) travels beside its text: rows carry error_class, hello its own.
 local options = require("tilebench.options")
 local journal = require("tilebench.journal")
 local sys = require("tb.sys")
+local errors = require("tb.error")
 
 local M = {}
 
@@ -24,23 +26,37 @@ M.spec = {
 M.summary = "run work items read from stdin in this process (started by 'run')"
 M.usage = "usage: tilebench worker [options] < items.jsonl\n\n" .. options.help(M.spec) .. "\n"
 
--- What the parent records in provenance.json: each part on its own, errors kept as text.
+-- What the parent records in provenance.json: each part on its own, errors kept as text (with
+-- the GPU error's class, which the parent re-raises as a tb.error: no_driver exits 2).
 function M.describe(device_index)
   local info = { pid = sys.getpid() }
-  local ok, device = pcall(require, "tb.device")
-  if not ok then
-    info.error = tostring(device)
+  local function failed(e)
+    info.error, info.error_class = tostring(e), errors.class(e)
     return info
   end
+  local ok, device = pcall(require, "tb.device")
+  if not ok then return failed(device) end
   if device_index then
     local oks, err = pcall(device.select, device_index)
-    if not oks then info.error = tostring(err) return info end
+    if not oks then return failed(err) end
   end
   local okv, versions = pcall(device.versions)
   if okv then info.versions = versions else info.versions_error = tostring(versions) end
   local okp, props = pcall(device.props)
-  if okp then info.device = props else info.error = tostring(props) end
+  if okp then info.device = props else failed(props) end
   return info
+end
+
+-- The error a worker's answer describes: a tb.error when it names a class, else its text.
+function M.error_of(text, class)
+  if class and errors.classes[class] then return errors.new(class, tostring(text)) end
+  return tostring(text)
+end
+
+-- xpcall handler: the message (a tb.error's text) with the traceback.
+function M.traceback(e)
+  if errors.class(e) then e = tostring(e) end
+  return debug.traceback(e, 2)
 end
 
 function M.run(args)
@@ -77,7 +93,7 @@ function M.run(args)
           selected = true
         end
         if not runner_ok then error("worker: cannot load the runner: " .. tostring(runner), 0) end
-        local ok, rows = xpcall(runner.run_item, debug.traceback, msg.item,
+        local ok, rows = xpcall(runner.run_item, M.traceback, msg.item,
           function(row) reply({ row = row }) end)
         if ok then
           reply({ rows = rows })
