@@ -15,7 +15,8 @@
  * __order = {key1, key2, ...}} holding the keys in document order (grids expand in key order).
  * Anchors and aliases are supported (an alias is the same Lua table), as are merge keys
  * (<<: *base, or a list of aliases; explicit keys win). A duplicate key, a non-scalar key, an
- * unknown alias, an unsupported tag or a second document is an error.
+ * unknown alias, an unsupported tag or a second document is an error; a sequence or mapping may
+ * carry no tag but its own (!!seq, !!map): !!set, !!omap or a local tag would change its meaning.
  * Errors raise "NAME:LINE:COL: message" (1-based), with libyaml's problem and context text. */
 #include <errno.h>
 #include <math.h>
@@ -409,6 +410,22 @@ static void parse_mapping(lua_State *L, loader *ld, int depth) {
   lua_remove(L, anchor_idx);
 }
 
+/* A sequence or mapping is read as it is whatever its tag says, so a tag that asks for another
+ * type (!!set, !!omap, !!pairs, !custom) would be silently ignored: refuse it instead. Only the
+ * tag naming the node's own type (!!seq, !!map) and the non-specific "!" mean nothing more. */
+static void check_collection_tag(lua_State *L, loader *ld, const yaml_char_t *utag, const char *own,
+                                 const char *what) {
+  const char *tag = (const char *)utag;
+  if (tag == NULL || strcmp(tag, "!") == 0) return;
+  if (strncmp(tag, TAG_PREFIX, strlen(TAG_PREFIX)) == 0) {
+    if (strcmp(tag + strlen(TAG_PREFIX), own) == 0) return;
+    error_at(L, ld, ld->event.start_mark, "tag '!!%s' on a %s is not supported (a %s is read as a plain %s; "
+             "remove the tag)", tag + strlen(TAG_PREFIX), what, what, what);
+  }
+  error_at(L, ld, ld->event.start_mark, "tag '%s' on a %s is not supported (a %s is read as a plain %s; "
+           "remove the tag)", tag, what, what, what);
+}
+
 static void parse_node(lua_State *L, loader *ld, int depth) {
   if (depth > MAX_DEPTH) error_at(L, ld, ld->event.start_mark, "nesting deeper than %d levels", MAX_DEPTH);
   luaL_checkstack(L, 8, "YAML nesting");
@@ -420,9 +437,11 @@ static void parse_node(lua_State *L, loader *ld, int depth) {
       break;
     }
     case YAML_SEQUENCE_START_EVENT:
+      check_collection_tag(L, ld, ld->event.data.sequence_start.tag, "seq", "sequence");
       parse_sequence(L, ld, depth);
       break;
     case YAML_MAPPING_START_EVENT:
+      check_collection_tag(L, ld, ld->event.data.mapping_start.tag, "map", "mapping");
       parse_mapping(L, ld, depth);
       break;
     case YAML_ALIAS_EVENT: {

@@ -262,8 +262,12 @@ function M.validate(t, name)
     local x = cfg.case_grid[k]
     if type(x) == "table" and x.expr then check_names(file, "case_grid." .. k .. ".expr", x.expr, defaults_known) end
   end
-  -- Expands once, so that a grid with no cases or a failing grid expression is a load error.
-  grid.expand(cfg)
+  if next(cfg.case_grid) == nil then
+    fail(file, "case_grid is empty: expected at least one parameter with a list of values or {expr: ...}")
+  end
+  -- Evaluates the axes and counts the cases without expanding them, so that a grid with no
+  -- cases, a failing grid expression or a grid past grid.max_cases() is a load error.
+  grid.count(cfg)
   return cfg
 end
 

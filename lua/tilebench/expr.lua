@@ -16,15 +16,33 @@
 --   expr.eval(src_or_ast, env) -> value     env: name -> number | boolean | list
 --   expr.eval_in(file, key, src, env)       the same, errors prefixed "FILE: KEY: "
 --   expr.free_names(src_or_ast) -> {name = true}   the names an expression reads from env
+--   expr.limits = {tokens, depth, steps, elements}  the bounds below (tests lower them)
+--
+-- Bounds: a config is untrusted input, so every evaluation ends quickly. An expression has at
+-- most limits.tokens tokens and limits.depth levels of nesting (parsed before anything runs);
+-- one evaluation may take limits.steps steps (a node evaluated, a loop turn, an item compared)
+-- and create limits.elements list items in all. Past a bound the evaluation stops with
+-- 'expression "...": evaluation budget exceeded: ...', never a hang or an exhausted memory.
+-- Integers never wrap: + - * ** // unary minus, abs, int() and range() lengths that leave
+-- 64 bits raise "integer overflow".
 -- Columns are 1-based; an unexpected end is reported at the expression's last column.
 local M = {}
 
 local LIST = {__name = "tilebench.expr.list"}
-local MAX_LIST = 10000000
+
+-- Generous for every expression an operator needs (the largest evaluates in well under 10^4
+-- steps) and small enough that the worst evaluation ends in about a second.
+M.limits = {tokens = 10000, depth = 200, steps = 2000000, elements = 1000000}
+
+-- A message quotes the expression; a very long one is cut so the message stays readable.
+local function quote(src)
+  if #src > 120 then return src:sub(1, 100) .. string.format("... (%d characters)", #src) end
+  return src
+end
 
 local function fail(src, msg, col)
   if col then msg = msg .. " at column " .. col end
-  error(string.format('expression "%s": %s', src, msg), 0)
+  error(string.format('expression "%s": %s', quote(src), msg), 0)
 end
 
 -- ---- tokens ---------------------------------------------------------------------------------
@@ -128,6 +146,9 @@ local function tokenize(src)
       toks[#toks + 1] = {t = "op", v = op, col = i}
       i = i + #op
     end
+    if #toks > M.limits.tokens then
+      fail(src, string.format("too long (more than %d tokens)", M.limits.tokens))
+    end
   end
   local last = #(src:gsub("%s+$", ""))
   toks[#toks + 1] = {t = "eof", col = math.max(last, 1)}
@@ -165,7 +186,22 @@ function Parser:expect(t, v)
   return self:next()
 end
 
+-- expression, not_test, factor and power are where the parser recurses: each counts one level.
+function Parser:enter()
+  self.depth = self.depth + 1
+  if self.depth > M.limits.depth then
+    fail(self.src, string.format("nested too deeply (more than %d levels)", M.limits.depth), self:peek().col)
+  end
+end
+
 function Parser:expression()
+  self:enter()
+  local e = self:expression_body()
+  self.depth = self.depth - 1
+  return e
+end
+
+function Parser:expression_body()
   local tok = self:peek()
   local e = self:or_test()
   if self:is("kw", "if") then
@@ -199,7 +235,10 @@ end
 function Parser:not_test()
   if self:is("kw", "not") then
     local tok = self:next()
-    return {k = "not", e = self:not_test(), col = tok.col}
+    self:enter()
+    local e = self:not_test()
+    self.depth = self.depth - 1
+    return {k = "not", e = e, col = tok.col}
   end
   return self:comparison()
 end
@@ -251,7 +290,10 @@ end
 function Parser:factor()
   if self:is("op", "-") or self:is("op", "+") then
     local tok = self:next()
-    return {k = "unary", op = tok.v, e = self:factor(), col = tok.col}
+    self:enter()
+    local e = self:factor()
+    self.depth = self.depth - 1
+    return {k = "unary", op = tok.v, e = e, col = tok.col}
   end
   return self:power()
 end
@@ -261,7 +303,10 @@ function Parser:power()
   if self:is("op", "**") then
     local tok = self:next()
     -- The exponent is a factor: 2 ** -1 is 0.5, and 2 ** 3 ** 2 is 2 ** 9.
-    return {k = "bin", op = "**", l = base, r = self:factor(), col = tok.col}
+    self:enter()
+    local exponent = self:factor()
+    self.depth = self.depth - 1
+    return {k = "bin", op = "**", l = base, r = exponent, col = tok.col}
   end
   return base
 end
@@ -397,7 +442,7 @@ function M.parse(src)
   local cached = parse_cache[src]
   if cached then return cached end
   if src:match("^%s*$") then fail(src, "empty expression") end
-  local p = setmetatable({src = src, toks = tokenize(src), pos = 1}, Parser)
+  local p = setmetatable({src = src, toks = tokenize(src), pos = 1, depth = 0}, Parser)
   local ast = p:expression()
   if not p:is("eof") then p:unexpected() end
   local root = {k = "root", src = src, e = ast}
@@ -422,6 +467,24 @@ local Eval = {}
 Eval.__index = Eval
 
 function Eval:fail(msg, col) fail(self.src, msg, col) end
+
+-- The work budget: n steps (n list items) more, or the evaluation stops. Counts are compared as
+-- floats so a huge n (10**18 repetitions) cannot wrap.
+function Eval:charge_steps(n, col)
+  self.steps = self.steps - n
+  if self.steps < 0 then
+    self:fail(string.format("evaluation budget exceeded (more than %d steps)", M.limits.steps), col)
+  end
+end
+
+function Eval:charge_elements(n, col)
+  self.elements = self.elements - n
+  if self.elements < 0 then
+    self:fail(string.format("evaluation budget exceeded (lists of more than %d items in all)",
+      M.limits.elements), col)
+  end
+  self:charge_steps(n, col)
+end
 
 -- A number from an int/float/bool operand (bool is an int, as in Python).
 function Eval:num(v, op, other, col)
@@ -513,7 +576,7 @@ end
 function Eval:binary(node, a, b)
   local op, col = node.op, node.col
   if op == "+" and is_list(a) and is_list(b) then
-    if #a + #b > MAX_LIST then self:fail("list too long", col) end
+    self:charge_elements(#a + #b, col)
     local out = setmetatable({}, LIST)
     for _, v in ipairs(a) do out[#out + 1] = v end
     for _, v in ipairs(b) do out[#out + 1] = v end
@@ -526,8 +589,9 @@ function Eval:binary(node, a, b)
       self:fail(string.format("can't multiply a list by a non-int of type '%s'", tname(times)), col)
     end
     times = self:num(times)
-    if times * #list > MAX_LIST then self:fail("list too long", col) end
     local out = setmetatable({}, LIST)
+    if times <= 0 or #list == 0 then return out end
+    self:charge_elements((times + 0.0) * #list, col)
     for _ = 1, times do for _, v in ipairs(list) do out[#out + 1] = v end end
     return out
   end
@@ -621,10 +685,12 @@ function Eval:math_call(name, args, col)
   elseif name == "isqrt" then
     if not is_int(x) then self:fail("math.isqrt() needs an integer, got " .. tname(x), col) end
     domain(x >= 0)
-    local r = math.floor(math.sqrt(x))
+    -- the float root can be off by one either way; 3037000499 is the largest r with r * r
+    -- below 2^63, so the corrections never square past the integers
+    local r = math.min(math.tointeger(math.floor(math.sqrt(x))) or 3037000499, 3037000499)
     while r * r > x do r = r - 1 end
-    while (r + 1) * (r + 1) <= x do r = r + 1 end
-    return math.tointeger(r)
+    while r < 3037000499 and (r + 1) * (r + 1) <= x do r = r + 1 end
+    return r
   end
   self:fail("math." .. name .. " is not available", col)
 end
@@ -654,6 +720,7 @@ function Eval:call(node)
     items = args[1]
   end
   if #items == 0 then self:fail(fn .. "() arg is an empty sequence", col) end
+  self:charge_steps(#items, col)
   local best = items[1]
   self:num(best, nil, nil, col)
   for i = 2, #items do
@@ -672,6 +739,7 @@ function Eval:lookup(name, col)
   local v = self.env[name]
   if v == nil then self:fail(string.format('name "%s" is not defined', name), col) end
   if type(v) == "table" and not is_list(v) then
+    self:charge_elements(#v, col)
     local list = setmetatable({}, LIST)
     for i, x in ipairs(v) do list[i] = x end
     return list
@@ -682,7 +750,7 @@ end
 function Eval:iterate(clauses, idx, elt, out)
   local clause = clauses[idx]
   if clause == nil then
-    if #out >= MAX_LIST then self:fail("list too long", elt.col) end
+    self:charge_elements(1, elt.col)
     out[#out + 1] = self:value(elt)
     return
   end
@@ -707,11 +775,19 @@ function Eval:iterate(clauses, idx, elt, out)
     if #a >= 2 then start, stop = a[1], a[2] end
     if #a == 3 then step = a[3] end
     if step == 0 then self:fail("range() arg 3 must not be zero", iter.col) end
-    local count = step > 0 and (stop - start + step - 1) // step or (start - stop - step - 1) // (-step)
-    if count > MAX_LIST then self:fail("range() too long", iter.col) end
-    for v = start, stop - (step > 0 and 1 or -1), step do
-      scope[clause.var] = v
-      self:iterate(clauses, idx + 1, elt, out)
+    -- the length in floats: stop - start may not fit 64 bits (range(-2**63, 2**63 - 1))
+    local count = ((stop + 0.0) - start) / step
+    if count > self.steps then
+      local why = count > M.limits.steps and string.format(": range() of %.4g items", count) or ""
+      self:fail(string.format("evaluation budget exceeded (more than %d steps%s)", M.limits.steps, why), iter.col)
+    end
+    -- empty ranges first: stop - 1 of range(0, math.mininteger) would wrap around
+    if (step > 0 and stop > start) or (step < 0 and stop < start) then
+      for v = start, stop - (step > 0 and 1 or -1), step do
+        self:charge_steps(1, iter.col)
+        scope[clause.var] = v
+        self:iterate(clauses, idx + 1, elt, out)
+      end
     end
   else
     local list = self:value(iter)
@@ -719,6 +795,7 @@ function Eval:iterate(clauses, idx, elt, out)
       self:fail(string.format("'%s' object is not iterable", tname(list)), iter.col)
     end
     for _, v in ipairs(list) do
+      self:charge_steps(1, iter.col)
       scope[clause.var] = v
       self:iterate(clauses, idx + 1, elt, out)
     end
@@ -727,6 +804,7 @@ function Eval:iterate(clauses, idx, elt, out)
 end
 
 function Eval:value(node)
+  self:charge_steps(1, node.col)
   local k = node.k
   if k == "num" then return node.v
   elseif k == "name" then return self:lookup(node.name, node.col)
@@ -768,6 +846,7 @@ function Eval:value(node)
     return true
   elseif k == "call" then return self:call(node)
   elseif k == "list" then
+    self:charge_elements(#node.items, node.col)
     local out = setmetatable({}, LIST)
     for i, item in ipairs(node.items) do out[i] = self:value(item) end
     return out
@@ -783,7 +862,8 @@ end
 function M.eval(src_or_ast, env)
   local ast = src_or_ast
   if type(ast) ~= "table" or ast.k ~= "root" then ast = M.parse(src_or_ast) end
-  local ev = setmetatable({src = ast.src, env = env or {}, scopes = {}}, Eval)
+  local ev = setmetatable({src = ast.src, env = env or {}, scopes = {}, steps = M.limits.steps,
+                           elements = M.limits.elements}, Eval)
   return ev:value(ast.e)
 end
 

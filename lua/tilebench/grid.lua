@@ -13,6 +13,12 @@
 --       integer shape parameters
 --   grid.seed(operator, id, dtype) -> integer
 --   grid.count_by_dtype(cases) -> {fp16 = 20, ...}
+--   grid.count(config) -> n, axes    the number of cases, counted from the axes without expanding
+--       them; raises when an axis is empty or n is past grid.max_cases()
+--   grid.dtypes(axes) -> {"fp16", ...}   the dtypes in the order the cases first use them
+--   grid.max_cases() -> integer   the most cases one operator's grid may have: 10000, or
+--       $TILEBENCH_MAX_CASES. A grid is refused before it is expanded, so a hostile config costs
+--       nothing (a 1000 x 1000 grid took 12 s and 720 MB to expand).
 --
 -- Key order: tb.yaml gives every mapping a metatable whose __order lists its keys as written;
 -- util.ordered_keys reads it (a table built in Lua without one expands in sorted key order).
@@ -136,16 +142,53 @@ function M.seed(operator, id, dtype)
   return h == 0 and 1 or h
 end
 
-function M.expand(config, opts)
-  if type(opts) ~= "table" then opts = {} end -- (a path here is accepted and unused)
+local DEFAULT_MAX_CASES = 10000
+
+function M.max_cases()
+  local env = os.getenv("TILEBENCH_MAX_CASES")
+  if env == nil or env == "" then return DEFAULT_MAX_CASES end
+  local n = math.tointeger(tonumber(env))
+  if n == nil or n < 1 then
+    error(string.format("TILEBENCH_MAX_CASES must be a positive integer, got '%s'", env), 0)
+  end
+  return n
+end
+
+function M.count(config)
   local file = where(config)
   local axes = M.axes(config)
+  local n, sizes = 1.0, {}
   for _, axis in ipairs(axes) do
     if #axis.values == 0 then
       local what = axis.implicit and "the dtype list is empty" or ("case_grid." .. axis.name .. " is empty")
       error(string.format("%s: case_grid expands to no cases (%s)", file, what), 0)
     end
+    n = n * #axis.values -- a float: a product past 2^63 still compares right
+    sizes[#sizes + 1] = string.format("%s %d", axis.name, #axis.values)
   end
+  local limit = M.max_cases()
+  if n > limit then
+    error(string.format("%s: case_grid has %.0f cases (%s), more than the limit of %d " ..
+      "(set TILEBENCH_MAX_CASES to allow more)", file, n, table.concat(sizes, " x "), limit), 0)
+  end
+  return math.tointeger(n), axes
+end
+
+function M.dtypes(axes)
+  local seen, out = {}, {}
+  for _, axis in ipairs(axes) do
+    if axis.name == "dtype" then
+      for _, d in ipairs(axis.values) do
+        if not seen[d] then seen[d] = true; out[#out + 1] = d end
+      end
+    end
+  end
+  return out
+end
+
+function M.expand(config, opts)
+  if type(opts) ~= "table" then opts = {} end -- (a path here is accepted and unused)
+  local _, axes = M.count(config)
   local defaults = {}
   for k, v in pairs(config.case_defaults or {}) do
     if v ~= util.null then defaults[k] = v end

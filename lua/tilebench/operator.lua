@@ -133,9 +133,19 @@ function M.load(name)
   local ok, mod = xpcall(chunk, M.operator_traceback(dir))
   if not ok then error(string.format("operator '%s': operator.lua failed: %s", name, mod), 0) end
   check_module(name, path, mod)
-  local cases = require("tilebench.grid").expand(config, dir .. "/config.yaml")
+  -- The grid is counted (and refused past its limit) now, expanded only when op.cases is read:
+  -- list and show read the count and the dtypes of every operator, not its cases.
+  local grid = require("tilebench.grid")
+  local count, axes = grid.count(config)
   local op = { name = name, dir = dir, config = config, module = mod, impls = impl_names(mod),
-               cases = cases, category = mod.category, baseline = mod.baseline }
+               case_count = count, dtypes = grid.dtypes(axes), category = mod.category,
+               baseline = mod.baseline }
+  setmetatable(op, {__index = function(t, key)
+    if key ~= "cases" then return nil end
+    local cases = grid.expand(config, dir .. "/config.yaml")
+    rawset(t, "cases", cases)
+    return cases
+  end})
   loaded[name] = op
   return op
 end
@@ -150,6 +160,7 @@ function M.cases_of(op, dtype)
 end
 
 function M.dtypes(op)
+  if rawget(op, "dtypes") then return op.dtypes end
   local seen, out = {}, {}
   for _, c in ipairs(op.cases) do
     if not seen[c.dtype] then seen[c.dtype] = true; out[#out + 1] = c.dtype end

@@ -31,12 +31,14 @@ function converters.list(v, name)
   return out
 end
 -- A GPU label names results/<label>/: exactly one path component of [A-Za-z0-9._+-].
--- The rule is util.is_name, the same every name read back from a run's files must pass.
+-- The rule is util.is_name, the same every name read back from a run's files must pass; a label
+-- must also not start with '-' (it would read as an option wherever the label is passed on).
 function converters.label(v, name)
   local util = require("tilebench.util")
   if not util.is_name(v) then
     M.usage_error("option --%s must be %s, got '%s'", name, util.NAME_RULE, v)
   end
+  if v:sub(1, 1) == "-" then M.usage_error("option --%s must not start with '-', got '%s'", name, v) end
   return v
 end
 
@@ -70,6 +72,11 @@ function M.parse(args, spec, command)
           i = i + 1
           value = args[i]
           if value == nil then M.usage_error("option --%s needs a value", name) end
+          -- "--gpu --dry-run": the next word is an option of this command, not a value
+          local next_name = value:match("^%-%-([^=]+)")
+          if next_name and byname[next_name] then
+            M.usage_error("option --%s needs a value, got option '%s'", name, value)
+          end
         end
         local v = converters[o.type](value, name)
         if o.choices then

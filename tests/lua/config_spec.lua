@@ -67,6 +67,15 @@ describe("config.load", function()
     assert.are.equal('dtype[2]: unknown dtype "fp12"', load_error("bad_dtype.yaml"))
   end)
 
+  it("refuses an empty case_grid, saying what it expected", function()
+    for _, grid_text in ipairs({"case_grid: {}", "case_grid: []", "case_grid: {n: null}"}) do
+      local ok, err = pcall(config.validate, yaml.load(grid_text .. "\ndtype: [fp32]\n", "e.yaml"), "e.yaml")
+      assert.is_false(ok, grid_text)
+      assert.matches("^e%.yaml: case_grid", err)
+      assert.is_nil(err:find("%.lua:%d"), err) -- no Lua location: a message for the user
+    end
+  end)
+
   it("requires case_grid and a mapping at the top", function()
     assert.are.equal('operators/x/config.yaml: missing key "case_grid"', validate_error("dtype: [fp16]\n"))
     assert.are.equal("operators/x/config.yaml: the top level must be a mapping, got list", validate_error("- 1\n"))

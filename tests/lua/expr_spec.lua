@@ -174,7 +174,124 @@ describe("expr rejects everything outside the subset", function()
   end)
 
   it("limits list sizes", function()
-    assert.matches("too long", err("[i for i in range(100000000)]"))
+    assert.matches("evaluation budget exceeded", err("[i for i in range(100000000)]"))
+  end)
+end)
+
+-- Hostile expressions (issue 13): whatever their shape, evaluation ends with an error that
+-- quotes the expression (cut when long) and says which bound it hit; nothing wraps around.
+describe("expr bounds", function()
+  local function fails_with(pattern, src, env)
+    local ok, e = pcall(expr.eval_in, "ops/x/config.yaml", "case_grid.n", src, env or {})
+    assert.is_false(ok, src .. " evaluated")
+    assert.matches("^ops/x/config%.yaml: case_grid%.n: expression \"", e)
+    local any = false
+    for alt in (pattern .. "|"):gmatch("(.-)|") do any = any or e:find(alt) ~= nil end
+    assert.is_true(any, e .. " does not match " .. pattern)
+    assert.is_true(#e < 400, "message too long: " .. #e)
+    return e
+  end
+
+  it("stops list repetition of any count past the item budget", function()
+    for _, n in ipairs({"1000001", "10**9", "10**18", "2**62", "9223372036854775807"}) do
+      for _, items in ipairs({"[0]", "[1, 2, 3]", "[[]]"}) do
+        fails_with("evaluation budget exceeded", items .. " * " .. n)
+        fails_with("evaluation budget exceeded", n .. " * " .. items)
+      end
+      -- an empty list repeated any number of times is empty, at once
+      assert.are.equal(0, #expr.eval("[] * " .. n, {}))
+    end
+  end)
+
+  it("counts items across the whole evaluation, not per list", function()
+    fails_with("evaluation budget exceeded", "[[0] * 1000 for i in range(2000)]")
+    fails_with("evaluation budget exceeded", "[0] * 600000 + [0] * 600000")
+  end)
+
+  it("stops nested comprehensions whose every range is small", function()
+    for depth = 2, 4 do
+      local per = math.ceil((expr.limits.steps * 2) ^ (1 / depth))
+      local clauses = {}
+      for d = 1, depth do clauses[d] = ("for i%d in range(%d)"):format(d, per) end
+      local body = table.concat(clauses, " ")
+      fails_with("evaluation budget exceeded", "[1 " .. body .. "]")
+      -- a filter that keeps nothing creates no items, but the steps still count
+      fails_with("evaluation budget exceeded %(more than %d+ steps%)", "[1 " .. body .. " if 0]")
+    end
+  end)
+
+  it("computes range() lengths without overflow, anywhere in 64 bits", function()
+    local rng = 12345
+    local function rand(lo, hi) -- a small LCG: the test is the same every run; hi - lo < 2**63
+      rng = (rng * 6364136223846793005 + 1442695040888963407)
+      return lo + ((rng >> 11) % (hi - lo + 1))
+    end
+    for _ = 1, 300 do
+      local count = rand(0, 40)
+      local step = rand(1, 1 << rand(0, 58)) * (rand(0, 1) == 0 and 1 or -1)
+      local start = rand(math.mininteger // 2, math.maxinteger // 2)
+      local stop = start + count * step
+      local ok, v = pcall(expr.eval, "[i for i in range(a, b, c)]", {a = start, b = stop, c = step})
+      if math.abs(count * (step + 0.0)) < 2.0 ^ 61 then
+        assert.is_true(ok, tostring(v))
+        assert.are.equal(count, #v)
+        if count > 0 then assert.are.equal(start, v[1]); assert.are.equal(stop - step, v[count]) end
+      end
+    end
+    -- spans wider than 64 bits and empty ranges at the edges
+    for _, src in ipairs({"[i for i in range(a, b)]", "[i for i in range(b, a, -1)]", "[i for i in range(a, b, 3)]"}) do
+      fails_with("evaluation budget exceeded", src, {a = math.mininteger, b = math.maxinteger})
+    end
+    assert.are.equal(0, #expr.eval("[i for i in range(0, a)]", {a = math.mininteger}))
+    assert.are.equal(0, #expr.eval("[i for i in range(0, a, -1)]", {a = math.maxinteger}))
+    assert.are.equal(4, #expr.eval("[i for i in range(a, b, 2**62)]", {a = math.mininteger, b = math.maxinteger}))
+  end)
+
+  it("math.isqrt is exact up to 2**63 - 1", function()
+    local top = 3037000499 -- the largest r with r * r < 2**63
+    local xs = {math.maxinteger, math.maxinteger - 1, top * top, top * top - 1, top * top + 1}
+    for k = top - 50, top do xs[#xs + 1] = k * k; xs[#xs + 1] = k * k - 1 end
+    for i = 0, 62 do xs[#xs + 1] = (1 << i) - 1; xs[#xs + 1] = 1 << i end
+    for _, x in ipairs(xs) do
+      if x >= 0 then
+        local r = expr.eval("math.isqrt(x)", {x = x})
+        assert.are.equal("integer", math.type(r))
+        assert.is_true(r * r <= x, tostring(x))
+        assert.is_true(r == top or (r + 1) * (r + 1) > x, tostring(x))
+      end
+    end
+  end)
+
+  it("refuses expressions with too many terms or levels before evaluating them", function()
+    for _, n in ipairs({expr.limits.tokens, 200000}) do
+      for _, op in ipairs({"+", "*", " and ", " or ", " < ", ", "}) do
+        local src = ("1" .. op):rep(n) .. "1"
+        if op == ", " then src = "max(" .. src .. ")" end
+        fails_with("too long %(more than %d+ tokens%)", src)
+      end
+    end
+    for _, wrap in ipairs({{"(", ")"}, {"[", "]"}, {"-", ""}, {"not ", ""}, {"abs(", ")"}, {"2 ** ", ""}}) do
+      local depth = expr.limits.depth + 1
+      fails_with("nested too deeply", wrap[1]:rep(depth) .. "1" .. wrap[2]:rep(depth))
+    end
+  end)
+
+  it("keeps integers from wrapping in every operator", function()
+    local big = {a = math.maxinteger, b = math.mininteger}
+    for _, src in ipairs({"a + 1", "b - 1", "a * 2", "b * -1", "-b", "abs(b)", "b // -1", "3 ** 40",
+                          "int(1e300)", "math.floor(1e300)", "[0] * a"}) do
+      fails_with("integer overflow|budget exceeded|cannot convert", src, big)
+    end
+  end)
+
+  it("lower limits stop evaluation earlier", function()
+    local saved = expr.limits.steps
+    expr.limits.steps = 1000
+    local ok, e = pcall(expr.eval, "[i for i in range(2000)]", {})
+    expr.limits.steps = saved
+    assert.is_false(ok)
+    assert.matches("more than 1000 steps", e)
+    assert.are.equal(2000, #expr.eval("[i for i in range(2000)]", {}))
   end)
 end)
 

@@ -117,3 +117,44 @@ describe("grid.expand", function()
     assert.are.same({4, 8}, {cases[1].params.n, cases[2].params.n})
   end)
 end)
+
+-- Issue 13: a grid is counted before it is expanded and refused past grid.max_cases().
+describe("grid.count", function()
+  local function axes_yaml(sizes)
+    local lines = {"case_grid:"}
+    for i, n in ipairs(sizes) do lines[#lines + 1] = ('  p%d: {expr: "[i for i in range(1, %d)]"}'):format(i, n + 1) end
+    lines[#lines + 1] = "dtype: [fp16, fp32]"
+    return from_yaml(table.concat(lines, "\n") .. "\n")
+  end
+
+  it("gives the number of cases expand would make, without making them", function()
+    for _, sizes in ipairs({{1}, {7}, {3, 5}, {2, 3, 4}, {10, 1, 10}}) do
+      local cfg = axes_yaml(sizes)
+      local n = grid.count(cfg)
+      assert.are.equal(#grid.expand(cfg), n)
+      assert.are.equal("integer", math.type(n))
+      assert.are.same({"fp16", "fp32"}, grid.dtypes(select(2, grid.count(cfg))))
+    end
+  end)
+
+  it("refuses a grid past the limit, whatever its shape, naming the file and each axis", function()
+    local limit = grid.max_cases()
+    for _, sizes in ipairs({{limit}, {1000, 1000}, {100, 100, 100, 100}, {2, limit // 4 + 1}}) do
+      local cfg = axes_yaml(sizes)
+      local ok, err = pcall(grid.count, cfg)
+      assert.is_false(ok, table.concat(sizes, "x"))
+      assert.matches("^test%.yaml: case_grid has %d+ cases %(p1 %d+ x .*dtype 2%), more than the limit of " ..
+        limit .. " %(set TILEBENCH_MAX_CASES", err)
+      assert.is_false((pcall(grid.expand, cfg)))
+    end
+    -- the limit itself is allowed
+    assert.are.equal(limit, grid.count(axes_yaml({limit // 2})))
+  end)
+
+  it("counts past 2**63 without wrapping", function()
+    local cfg = axes_yaml({1000, 1000, 1000, 1000, 1000, 1000, 1000})
+    local ok, err = pcall(grid.count, cfg)
+    assert.is_false(ok)
+    assert.matches("case_grid has 2000000000000000000000 cases", err)
+  end)
+end)

@@ -146,6 +146,31 @@ describe("tb.yaml errors", function()
     assert.matches("cannot read 'abc' as !!int", load_error("x: !!int abc\n"))
   end)
 
+  it("refuses a tag on a sequence or mapping that would change what it means", function()
+    -- every collection style (flow, block, nested), every kind of tag but the node's own type
+    local tags = {"!!set", "!!omap", "!!pairs", "!!seq", "!!map", "!!binary", "!local",
+                  "!<tag:example.com,2000:x>", "!!python/tuple"}
+    local shapes = {
+      map = {"a: TAG {x: 1}\n", "a: TAG\n  x: 1\n", "TAG {x: 1}\n", "a:\n  b: TAG {x: 1}\n"},
+      seq = {"a: TAG [1]\n", "a: TAG\n  - 1\n", "TAG [1]\n", "a:\n  - TAG [1]\n"},
+    }
+    for kind, texts in pairs(shapes) do
+      local what = kind == "map" and "mapping" or "sequence"
+      for _, tag in ipairs(tags) do
+        for _, text in ipairs(texts) do
+          local doc = text:gsub("TAG", tag)
+          if tag == "!!" .. kind then
+            assert.is_table(yaml.load(doc, "t.yaml")) -- its own type: harmless
+          else
+            local err = load_error(doc)
+            assert.matches("^t%.yaml:%d+:%d+: tag '[^']+' on a " .. what .. " is not supported", err)
+          end
+        end
+      end
+    end
+    assert.is_table(yaml.load("a: ! [1]\n")) -- the non-specific tag
+  end)
+
   it("says which file cannot be opened", function()
     local ok, err = pcall(yaml.load_file, FIX .. "no-such-file.yaml")
     assert.is_false(ok)

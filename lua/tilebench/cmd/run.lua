@@ -253,11 +253,12 @@ function M.run(args)
   end
 
   local settings, items, plan, order, broken = plan_run(opts, pos)
+  -- before --dry-run: a dry run exits as the run would
+  if #items == 0 and #broken == 0 then options.usage_error("run: nothing to run (no case matches)") end
   if opts["dry-run"] then
     print_dry_run(items, plan, order, broken)
     return #broken > 0 and 1 or 0
   end
-  if #items == 0 and #broken == 0 then options.usage_error("run: nothing to run (no case matches)") end
 
   -- The executor: worker processes unless --no-isolate. Its hello tells the device, so the
   -- parent learns the label without touching the GPU itself.

@@ -32,7 +32,7 @@ function M.run(args)
     io.write(string.format("    %-9s %3d cases  first: %s  last: %s  (default-output tolerance atol %g rtol %g)\n",
       dt, #cs, fmt_params(cs[1].params), fmt_params(cs[#cs].params), atol, rtol))
   end
-  io.write(string.format("  total: %d cases per mode\n", #op.cases))
+  io.write(string.format("  total: %d cases per mode\n", op.case_count))
   io.write("  implementations:\n")
   for _, name in ipairs(op.impls) do
     local s = op.module.implementations[name]
