@@ -7,6 +7,7 @@ local kernel = require("tb.kernel")
 local dtypes = require("tb.dtype")
 local errors = require("tb.error")
 local opmod = require("tilebench.operator")
+local grid = require("tilebench.grid")
 
 local M = {}
 local Ctx = {}
@@ -131,7 +132,7 @@ function M.new(op, case, opts)
   local seed = case.seed or opmod.case_seed(op.name, case)
   local function seed_for(name)
     if type(name) ~= "string" then error("ctx generators take a tensor name first (for its seed)", 3) end
-    return opmod.hash(tostring(seed) .. "/" .. name)
+    return grid.hash(tostring(seed) .. "/" .. name)
   end
   self.seed = seed
   if self.compile_only then

@@ -5,13 +5,13 @@
 --
 --   grid.expand(config [, opts]) -> cases    config as config.lua returns it (or a plain table
 --       with case_grid, case_defaults, dtype, path). opts.operator (or config.name) names the
---       operator: each case then gets seed = grid.seed(operator, id, dtype), else none.
+--       operator: each case then gets seed = grid.case_seed(operator, dtype, id), else none.
 --       case = {params = {...}, dtype = "fp16", index = 1, id = "n=1048576" [, seed = 123]}
 --   grid.axes(config) -> {{name=, values=}...}   the grid's axes, in expansion order
 --   grid.case_id(grid_point) -> "cols=512, rows=512"
 --   grid.problem_size(params) -> integer   TileBench's infer_problem_size: the product of the
 --       integer shape parameters
---   grid.seed(operator, id, dtype) -> integer
+--   grid.case_seed(operator, dtype, id) -> integer (the one case seed; grid.hash: FNV-1a, 31 bits)
 --   grid.count_by_dtype(cases) -> {fp16 = 20, ...}
 --   grid.count(config) -> n, axes    the number of cases, counted from the axes without expanding
 --       them; raises when an axis is empty or n is past grid.max_cases()
@@ -131,15 +131,20 @@ function M.problem_size(params)
   return any and n or nil
 end
 
--- FNV-1a (32 bit) of "operator|id|dtype", folded into [1, 2^31 - 1].
-function M.seed(operator, id, dtype)
+-- FNV-1a (32 bit) over a string, kept to 31 bits: stable seeds across runs and machines.
+function M.hash(s)
   local h = 2166136261
-  local s = string.format("%s|%s|%s", operator or "", id or "", dtype or "")
   for i = 1, #s do
-    h = ((h ~ s:byte(i)) * 16777619) & 0xffffffff
+    h = h ~ s:byte(i)
+    h = (h * 16777619) & 0xffffffff
   end
-  h = h & 0x7fffffff
-  return h == 0 and 1 or h
+  return h & 0x7fffffff
+end
+
+-- THE seed of a case: every input tensor's seed derives from it (context.lua), so it must never
+-- change: the committed results' inputs were drawn from hash("operator|dtype|id").
+function M.case_seed(operator, dtype, id)
+  return M.hash(string.format("%s|%s|%s", operator, dtype, id))
 end
 
 local DEFAULT_MAX_CASES = 10000
@@ -209,7 +214,7 @@ function M.expand(config, opts)
     local id = M.case_id(point)
     local seed_name = opts.operator or config.name
     cases[#cases + 1] = {params = params, dtype = dtype, index = #cases + 1, id = id,
-                         seed = seed_name and M.seed(seed_name, id, dtype) or nil}
+                         seed = seed_name and M.case_seed(seed_name, dtype, id) or nil}
     -- odometer: the last axis turns fastest
     local i = #axes
     while i >= 1 do

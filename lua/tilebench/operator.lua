@@ -168,19 +168,9 @@ function M.dtypes(op)
   return out
 end
 
--- FNV-1a over a string, 31-bit result: stable input seeds across runs and machines.
-function M.hash(s)
-  local h = 2166136261
-  for i = 1, #s do
-    h = h ~ s:byte(i)
-    h = (h * 16777619) & 0xffffffff
-  end
-  return h & 0x7fffffff
-end
-
--- The case's seed: from the operator name, the dtype and the case id.
+-- The case's seed (grid.case_seed: from the operator name, the dtype and the case id).
 function M.case_seed(opname, case)
-  return M.hash(opname .. "|" .. case.dtype .. "|" .. case.id)
+  return require("tilebench.grid").case_seed(opname, case.dtype, case.id)
 end
 
 return M
