@@ -53,7 +53,7 @@ local function matched(t, impl, dtype)
   return speedups, t_impl, t_base
 end
 
--- M.compute(tables [, opts]) -> result (see the top of the file); opts.home for categories.
+-- M.compute(tables [, opts]) -> result (see the top of the file).
 function M.compute(tables, opts)
   opts = opts or {}
   local r = {impls = union_impls(tables), modes = {}, per_dtype = {}, per_operator = {}, suite = {},
@@ -65,7 +65,7 @@ function M.compute(tables, opts)
   local rho_hits, rho_n = {}, {}
   for _, t in ipairs(tables) do
     if not mode_seen[t.mode] then mode_seen[t.mode] = true; r.modes[#r.modes + 1] = t.mode end
-    local cat = t.category or categories.of(t.operator, opts.home)
+    local cat = t.category or categories.of(t.operator)
     t.category = cat
     r.operators[#r.operators + 1] = {operator = t.operator, mode = t.mode, category = cat,
       baseline = t.baseline, cases = #t.cases, source = t.source}

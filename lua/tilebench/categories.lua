@@ -56,22 +56,18 @@ M.BY_OPERATOR = {
 local known = {}
 for _, c in ipairs(M.ORDER) do known[c] = true end
 
--- The category an operator folder declares (operators/<name>/operator.lua's `category`), when
--- the folder exists and loads; nil otherwise. Loading an operator.lua runs no GPU code.
-local function declared(name, home)
-  local path = ("%s/operators/%s/operator.lua"):format(home, name)
-  local f = io.open(path, "r")
-  if not f then return nil end
-  f:close()
-  local ok, op = pcall(dofile, path)
-  if ok and type(op) == "table" and type(op.category) == "string" then return op.category end
+-- The category an operator folder declares (operator.lua's `category`), read through the one
+-- operator loader (operator.lua: the search path, config.yaml and operator.lua validated); nil
+-- when no folder of that name loads. Loading an operator runs no GPU code.
+local function declared(name)
+  local ok, op = pcall(require("tilebench.operator").load, name)
+  if ok and type(op.category) == "string" then return op.category end
   return nil
 end
 
--- M.of(name [, home]): the operator's category, or "Other" for an operator nobody has classified.
-function M.of(name, home)
-  home = home or TILEBENCH_HOME or "."
-  return declared(name, home) or M.BY_OPERATOR[name] or "Other"
+-- M.of(name): the operator's category, or "Other" for an operator nobody has classified.
+function M.of(name)
+  return declared(name) or M.BY_OPERATOR[name] or "Other"
 end
 
 function M.is_known(category) return known[category] == true end
