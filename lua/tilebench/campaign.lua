@@ -76,9 +76,15 @@ function M.validate(c, where)
       error(string.format("%s: field 'gate': expected {rho = number, elib = number}, got key '%s'", where, tostring(k)), 0)
     end
   end
+  -- A metric becomes the CSV columns <name>_<impl>: an identifier, not a standard column's.
+  local taken = { speedup = true, rho = true, elib = true, status = true, reason = true, noise = true }
   for k, v in pairs(c.metrics or {}) do
     if type(k) ~= "string" or type(v) ~= "function" then
       error(string.format("%s: field 'metrics': expected {name = function(row)}, got '%s'", where, tostring(k)), 0)
+    end
+    if not k:match("^[%a_][%w_]*$") or taken[k] or k:match("_error$") then
+      error(string.format("%s: field 'metrics': '%s' cannot name CSV columns <name>_<impl> (an identifier, "
+        .. "not speedup, rho, elib, status, reason, noise, nor ending in _error)", where, k), 0)
     end
   end
   if c.case_timeout and not (c.case_timeout > 0) then

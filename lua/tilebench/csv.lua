@@ -220,19 +220,24 @@ M.result_fields = {
   {field = "reason", column = "reason_%s"},
 }
 
-function M.results_columns(impls)
+-- extra: names of the metrics a campaign registered, each a column <name>_<impl> per
+-- implementation after all the standard columns (so a table without them keeps its layout).
+function M.results_columns(impls, extra)
   local header = {"params", "dtype"}
   for _, impl in ipairs(impls) do
     for _, f in ipairs(M.result_fields) do header[#header + 1] = string.format(f.column, impl) end
+  end
+  for _, name in ipairs(extra or {}) do
+    for _, impl in ipairs(impls) do header[#header + 1] = name .. "_" .. impl end
   end
   return header
 end
 
 -- cases: {{id = "n=1024" (or params = "n=1024"), dtype = "fp16",
---          results = {cuda = {ms=, speedup=, rho=, elib=, status=, reason=}, ...}}, ...}
+--          results = {cuda = {ms=, speedup=, rho=, elib=, status=, reason=, extra = {name = v}}, ...}}, ...}
 -- Returns the header and one row per case (a map keyed by column), in the given order.
-function M.results_table(cases, impls)
-  local header = M.results_columns(impls)
+function M.results_table(cases, impls, extra)
+  local header = M.results_columns(impls, extra)
   local rows = {}
   for _, c in ipairs(cases) do
     local row = {params = c.id or c.params, dtype = c.dtype}
@@ -240,6 +245,7 @@ function M.results_table(cases, impls)
     for _, impl in ipairs(impls) do
       local r = results[impl] or {}
       for _, f in ipairs(M.result_fields) do row[string.format(f.column, impl)] = r[f.field] end
+      for _, name in ipairs(extra or {}) do row[name .. "_" .. impl] = r.extra and r.extra[name] end
     end
     rows[#rows + 1] = row
   end
@@ -247,7 +253,8 @@ function M.results_table(cases, impls)
 end
 
 function M.write_results(path, cases, impls, opts)
-  local header, rows = M.results_table(cases, impls)
+  opts = opts or {}
+  local header, rows = M.results_table(cases, impls, opts.extra)
   M.write(path, header, rows, opts)
 end
 

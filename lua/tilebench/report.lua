@@ -441,7 +441,29 @@ function M.build(o)
         count.charts, count.series = count.charts + 1, count.series + #bw
       end
     end
-    w("</div></section>")
+    w("</div>")
+    -- Metrics the campaign registered (CSV columns <name>_<impl>): one row per case and
+    -- implementation that has any.
+    if t.extra and #t.extra > 0 then
+      local header, rows = {"params", "dtype", "implementation"}, {}
+      for _, name in ipairs(t.extra) do header[#header + 1] = name end
+      for _, c in ipairs(t.cases) do
+        for _, impl in ipairs(t.impls) do
+          local e = c.by_impl[impl]
+          if e and e.extra then
+            local row = {c.params, c.dtype, impl}
+            for _, name in ipairs(t.extra) do
+              local v = e.extra[name]
+              row[#row + 1] = v ~= nil and ("%.4g"):format(v) or ""
+            end
+            rows[#rows + 1] = row
+          end
+        end
+      end
+      w(("<h4>Campaign metrics</h4>"))
+      w(html_table(header, rows))
+    end
+    w("</section>")
   end
 
   -- problems

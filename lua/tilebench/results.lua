@@ -26,7 +26,7 @@ function M.cases(rows, impls, dtype_order)
     local reason = r.reason and r.reason:gsub("[\r\n]+", " ")
     if reason and #reason > 300 then reason = reason:sub(1, 297) .. "..." end
     c.results[r.impl] = { ms = r.ms, speedup = r.speedup, rho = r.rho, elib = r.elib,
-                          status = r.status, reason = reason }
+                          status = r.status, reason = reason, extra = r.extra }
   end
   table.sort(list, function(a, b)
     if a.rank ~= b.rank then return a.rank < b.rank end
@@ -36,11 +36,27 @@ function M.cases(rows, impls, dtype_order)
   return list
 end
 
+-- The metrics a campaign registered that rows hold (row.extra; a metric's error, <name>_error,
+-- stays in the journal and raw JSON), sorted: the CSV's extra columns.
+function M.extra_names(rows)
+  local seen, names = {}, {}
+  for _, r in ipairs(rows) do
+    for k, v in pairs(type(r.extra) == "table" and r.extra or {}) do
+      if type(k) == "string" and not k:match("_error$") and type(v) ~= "table" and not seen[k] then
+        seen[k] = true
+        names[#names + 1] = k
+      end
+    end
+  end
+  table.sort(names)
+  return names
+end
+
 -- Writes <dir>/<op>_<mode>.csv atomically, creating dir. Returns the path.
 function M.write_csv(dir, opname, mode, rows, impls, dtype_order)
   require("tilebench.util").mkdir_p(dir)
   local path = string.format("%s/%s_%s.csv", dir, opname, mode)
-  csv.write_results(path, M.cases(rows, impls, dtype_order), impls)
+  csv.write_results(path, M.cases(rows, impls, dtype_order), impls, { extra = M.extra_names(rows) })
   return path
 end
 

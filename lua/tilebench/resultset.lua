@@ -2,8 +2,10 @@
 -- CSVs (results/<gpu>/csv/<op>_<mode>.csv), TileBench's published CSVs, and raw run JSON.
 --
 --   table = {operator, mode, source, kind = "csv"|"raw", impls = {...}, baseline,
---            cases = {{key, params, dtype, by_impl = {impl = entry}}...}, index = {key -> case}}
---   entry = {ms, status, reason, rho, speedup, elib, noise, resolution, samples, bytes, flops}
+--            cases = {{key, params, dtype, by_impl = {impl = entry}}...}, index = {key -> case},
+--            extra = {name, ...} (metrics a campaign registered, when the CSV has them)}
+--   entry = {ms, status, reason, rho, speedup, elib, noise, resolution, samples, bytes, flops,
+--            extra = {name = value}}
 --
 -- A case is identified by its params (normalised: "k=v" pairs sorted, numbers canonical) and
 -- dtype (normalised: float32 -> fp32 ...), so ours and TileBench's line up.
@@ -131,6 +133,24 @@ function M.read_csv(path, opts)
   if #t.impls == 0 then
     error(("%s: no '<impl>_ms' column, so no implementation to read"):format(path), 0)
   end
+  -- Columns <name>_<impl> beyond the standard ones: metrics a campaign registered.
+  local standard = {speedup = true, rho = true, elib = true, status = true, reason = true, noise = true}
+  local extra_cols = {}
+  for _, h in ipairs(header) do
+    local best
+    for _, impl in ipairs(t.impls) do
+      if h ~= impl .. "_ms" and #h > #impl + 1 and h:sub(-#impl - 1) == "_" .. impl
+         and (not best or #impl > #best) then best = impl end
+    end
+    local name = best and h:sub(1, #h - #best - 1)
+    if name and not standard[name] and name:match("^[%a_][%w_]*$") then
+      extra_cols[#extra_cols + 1] = {column = h, name = name, impl = best}
+      t.extra = t.extra or {}
+      local known = false
+      for _, n in ipairs(t.extra) do if n == name then known = true end end
+      if not known then t.extra[#t.extra + 1] = name end
+    end
+  end
   for lineno, row in ipairs(data.rows) do
     local c = get_case(t, row.params or "", row.dtype or "")
     for _, impl in ipairs(t.impls) do
@@ -155,6 +175,14 @@ function M.read_csv(path, opts)
         elib = number_or_nil(row["elib_" .. impl]), noise = number_or_nil(row["noise_" .. impl]),
         resolution = resolution_of(text, ms),
       }
+    end
+    for _, x in ipairs(extra_cols) do
+      local v = number_or_nil(row[x.column])
+      if v ~= nil then
+        local e = c.by_impl[x.impl]
+        e.extra = e.extra or {}
+        e.extra[x.name] = v
+      end
     end
   end
   t.baseline = M.pick_baseline(t, header, opts.baseline)

@@ -145,6 +145,22 @@ describe("csv.results_table", function()
     assert.is_nil(back.rows[2].cuda_ms)
     assert.are.equal(0.0123457, back.rows[1].cuda_ms)
   end)
+
+  it("puts a campaign's metrics after the standard columns, and resultset reads them back", function()
+    local cases = {{id = "n=1024", dtype = "fp16", results = {
+      cuda = {ms = 0.5, status = "ok", extra = {per_byte = 2.5}}, lib = {ms = 1, status = "ok"}}}}
+    local header, rows = csv.results_table(cases, {"cuda", "lib"}, {"per_byte"})
+    assert.are.same({"per_byte_cuda", "per_byte_lib"}, {header[15], header[16]})
+    assert.are.equal(16, #header)
+    local path = os.tmpname() .. "_default.csv"
+    csv.write(path, header, rows)
+    local t = require("tilebench.resultset").read_csv(path)
+    os.remove(path)
+    assert.are.same({"cuda", "lib"}, t.impls)
+    assert.are.same({"per_byte"}, t.extra)
+    assert.are.equal(2.5, t.cases[1].by_impl.cuda.extra.per_byte)
+    assert.is_nil(t.cases[1].by_impl.lib.extra)
+  end)
 end)
 
 -- TileBench's published CSVs (tests/fixtures holds two; the full set is read where present).
