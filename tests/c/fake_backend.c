@@ -139,8 +139,8 @@ static gpu_status run_kernel(gpu_function *f, const unsigned grid[3], const unsi
   uint64_t nth = ++fake.kernels_run;
   if ((fake.fail_launch_at && nth == fake.fail_launch_at) || (fake.fail_kernel && strcmp(fake.fail_kernel, k->name) == 0)) {
     gpu_status st = fake.fail_status ? fake.fail_status : GPU_ERR_FAULT;
-    return gpu_set_error(st, "fakeLaunchKernel: FAKE_ERROR (injected failure of '%s', launch %llu)", k->name,
-                         (unsigned long long)nth);
+    return gpu_set_api_error(st, "fakeLaunchKernel", "fakeLaunchKernel: FAKE_ERROR (injected failure of '%s', launch %llu)",
+                             k->name, (unsigned long long)nth);
   }
   fake_launch l = {k->name, {grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, smem, s, args, nth, k->user};
   if (k->run) {

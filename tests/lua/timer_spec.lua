@@ -20,9 +20,23 @@ describe('tb.timer.options', function()
     end
     assert.truthy(by_name.warmup.default:find('20 %(fixed%)'))
     assert.truthy(by_name.flush_bytes.default:find('cdna3'))
-    assert.equals('cupti events', by_name.clock.choices)
-    assert.equals('adaptive fixed', by_name.mode.choices)
-    assert.equals('read write', by_name.flush_mode.choices)
+    assert.same({ 'cupti', 'events' }, by_name.clock.choices)
+    assert.same({ 'adaptive', 'fixed' }, by_name.mode.choices)
+    assert.same({ 'read', 'write' }, by_name.flush_mode.choices)
+    assert.same({ 'split', 'inline' }, by_name.group_events.choices)
+  end)
+
+  it('gives the range of every number and integer option, and no range to the others', function()
+    for _, o in ipairs(timer.options) do
+      if o.type == 'number' or o.type == 'integer' then
+        assert.is_number(o.min, o.name)
+        assert.is_true(o.max >= o.min, o.name)
+      else
+        assert.is_nil(o.min, o.name)
+      end
+    end
+    assert.equals(2, by_name.min_samples.min)
+    assert.equals(1024, by_name.graph_group.max)
   end)
 end)
 

@@ -1,0 +1,91 @@
+/* internal.h: the state of one measurement, shared by the engine's units (host/measure/).
+ * Not for callers: they use measure.h. Every function returns a gpu_status; the first failure
+ * writes "[timeout: ]<what>: <gpu_last_error()>" into the result's message (measure_fail) and
+ * the callers above pass the status on (PASS) without writing again. */
+#ifndef TB_MEASURE_INTERNAL_H
+#define TB_MEASURE_INTERNAL_H
+
+#include "measure/measure.h"
+
+typedef struct measure {
+  measure_opts o;
+  const measure_env *env;
+  const gpu_backend *gpu;
+  const gpu_device_props *props;
+  const gpu_timestamps *ts;  /* the backend's kernel timestamps (NULL: none) */
+  measure_cache *R;
+  measure_result *r;
+  gpu_stream s;
+  int cupti;                 /* kernel timestamps are the reported clock */
+  int cupti_all_api;         /* already fell back to tracing every API call */
+  gpu_graph graph;
+  gpu_graph group_graph;     /* graph groups: `group` samples per launch (0/1: none) */
+  size_t group;
+  size_t flush_bytes;
+  size_t tlb_pages;          /* pages the eviction touches for the TLBs (flush_tlb_bytes / 2 MiB) */
+  gpu_function *evict_fn, *pages_fn; /* read eviction (NULL: memset) */
+  gpu_function *probe_fn;
+  size_t probe_stride;       /* samples per probe group in the current batch */
+  unsigned probe_window;
+  double max_mhz;
+  /* complete samples, in order; thr: taken under the throttle threshold. run counts the samples
+   * that count (those not under the threshold, or all of them once the load is found to sustain
+   * a lower clock: sustained); run_all every one. */
+  double *ms, *ev_ms, *clk, *kpr;
+  unsigned char *thr;
+  size_t n, cap;
+  size_t sustained_min;
+  int sustained;
+  tb_running run, run_all;
+} measure;
+
+#define PASS(call)                  \
+  do {                              \
+    gpu_status st_ = (call);        \
+    if (st_ != GPU_OK) return st_;  \
+  } while (0)
+/* A GPU call of this unit: on failure, say what failed. */
+#define TRY(m, call, what)                                   \
+  do {                                                       \
+    gpu_status st_ = (call);                                 \
+    if (st_ != GPU_OK) return measure_fail(m, st_, what);    \
+  } while (0)
+
+/* Writes "[timeout: ]what: <gpu_last_error()>" into the result's message; returns st. */
+gpu_status measure_fail(measure *m, gpu_status st, const char *what);
+double measure_median(const double *x, size_t n);
+
+/* evict.c */
+size_t evict_default_bytes(const gpu_device_props *p);
+gpu_status evict_ensure_buffer(measure *m, gpu_ptr *buf, size_t *cap, size_t need);
+gpu_status evict_setup(measure *m);     /* sizes and fills the buffers; r->code = "oom" when short */
+gpu_status evict_launch(measure *m);    /* one eviction on m->s (no failure message: callers say) */
+
+/* clock_probe.c */
+gpu_status probe_setup(measure *m);     /* the probe buffer and the batch arrays */
+gpu_status probe_launch(measure *m, size_t slot);
+gpu_status probe_read_batch(measure *m, size_t n); /* copies and reduces a batch's probes */
+double probe_clock(const measure *m, size_t slot, double *window_ns);
+
+/* kernel_time.c: the kernel-time sources: kernel timestamps (CUPTI) tagged per launch, else the
+ * events around each run. */
+void kernel_time_setup(measure *m);
+gpu_status kernel_time_push(measure *m, uint64_t id);
+gpu_status kernel_time_pop(measure *m, gpu_status launch); /* the launch's own failure wins */
+/* Reads the batch's timestamps into R->kernel_ns / kernel_count / incomplete. *use says whether
+ * they time this batch; *keep drops to 0 when the batch only counts as warm-up (a fallback). */
+gpu_status kernel_time_collect(measure *m, size_t n, uint64_t ext_base, int *use, int *keep);
+void kernel_time_done(measure *m);      /* forgets what is left of this measurement's records */
+void kernel_time_say_fallback(measure *m);
+
+/* graph.c */
+void graph_setup(measure *m);           /* the plan as one graph, or a reason in graph_reason */
+gpu_status graph_choose_groups(measure *m, double est_busy); /* after the warm-up */
+gpu_status graph_enqueue_groups(measure *m, size_t n, uint64_t ext_base);
+void graph_drop_groups(measure *m, const char *why);
+void graph_free(measure *m);
+
+/* measure.c */
+gpu_status measure_ensure_events(measure *m, size_t need);
+
+#endif

@@ -1,0 +1,394 @@
+/* measure.c: the measurement loop. Batches of samples are enqueued (per sample: [event, eviction]
+ * event, run, event; clock probes around groups of samples), waited for with halving naps, and
+ * collected (kernel time, events, probes) into the kept samples until the mode's stopping rule
+ * says stop. The units it calls: evict.c, clock_probe.c, kernel_time.c, graph.c, modes.c. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "measure/internal.h"
+
+double measure_wall_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+double measure_median(const double *x, size_t n) {
+  tb_summary s;
+  return tb_summarize(x, n, &s) == 0 ? s.median : 0;
+}
+
+/* A hung plan's message starts with "timeout:" so a campaign records the case as a timeout. */
+gpu_status measure_fail(measure *m, gpu_status st, const char *what) {
+  snprintf(m->r->message, sizeof m->r->message, "%s%s: %s", st == GPU_ERR_TIMEOUT ? "timeout: " : "", what,
+           gpu_last_error());
+  snprintf(m->r->error_api, sizeof m->r->error_api, "%s", gpu_last_error_api());
+  return st;
+}
+
+gpu_status measure_ensure_events(measure *m, size_t need) {
+  measure_cache *R = m->R;
+  if (need <= R->n_events) return GPU_OK;
+  gpu_event *e = realloc(R->events, need * sizeof *e);
+  if (e == NULL)
+    return measure_fail(m, gpu_set_error(GPU_ERR_OOM, "tb.timer: out of host memory for %zu events", need),
+                        "creating events");
+  R->events = e;
+  for (; R->n_events < need; R->n_events++)
+    TRY(m, m->gpu->event_create(&R->events[R->n_events]), "creating events");
+  return GPU_OK;
+}
+
+static gpu_status grow_kept(measure *m, size_t need) {
+  if (need <= m->cap) return GPU_OK;
+  size_t cap = m->cap ? m->cap : 256;
+  while (cap < need) cap *= 2;
+  double *a = realloc(m->ms, cap * sizeof *a);
+  if (a) m->ms = a;
+  double *b = a ? realloc(m->ev_ms, cap * sizeof *b) : NULL;
+  if (b) m->ev_ms = b;
+  double *c = b ? realloc(m->clk, cap * sizeof *c) : NULL;
+  if (c) m->clk = c;
+  double *d = c ? realloc(m->kpr, cap * sizeof *d) : NULL;
+  if (d) m->kpr = d;
+  unsigned char *t = d ? realloc(m->thr, cap) : NULL;
+  if (t) m->thr = t;
+  if (t == NULL) return measure_fail(m, gpu_set_error(GPU_ERR_OOM, "out of host memory"), "tb.timer.measure");
+  m->cap = cap;
+  return GPU_OK;
+}
+
+/* Records an event unless the last one recorded has had nothing enqueued after it, in which case
+ * that one is reused (the end of one run is the start of the next eviction). */
+static gpu_status mark(measure *m, int *next, int *last, int *out) {
+  if (*last < 0) {
+    TRY(m, m->gpu->event_record(m->R->events[*next], m->s), "tb.timer.measure");
+    *last = (*next)++;
+  }
+  *out = *last;
+  return GPU_OK;
+}
+
+/* Enqueues n samples: per sample [event, eviction] event, run, event; clock probes before the
+ * first sample and after every probe_stride samples (and after the last). Consecutive samples
+ * share an event. The eviction sits between the first two events, outside the timed interval.
+ * Under timestamps, run i is tagged ext_base + i and its eviction ext_base + n + i, so the
+ * eviction's kernel time is known too (GPU busy time without launch gaps). */
+static gpu_status enqueue_batch(measure *m, size_t n, uint64_t ext_base) {
+  const gpu_backend *gpu = m->gpu;
+  const measure_work *w = &m->env->work;
+  size_t k = m->probe_stride ? m->probe_stride : 1;
+  int next = 0, last = -1;
+  if (m->probe_fn) TRY(m, probe_launch(m, 0), "clock probe");
+  if (m->group > 1) return graph_enqueue_groups(m, n, ext_base);
+  for (size_t i = 0; i < n; i++) {
+    int *ev = &m->R->ev[3 * i];
+    ev[0] = -1;
+    if (m->flush_bytes) {
+      PASS(mark(m, &next, &last, &ev[0]));
+      int tag = m->cupti && m->evict_fn;
+      if (tag) TRY(m, kernel_time_push(m, ext_base + n + i), "tb.timer.measure");
+      gpu_status st = evict_launch(m);
+      if (tag) st = kernel_time_pop(m, st);
+      if (st != GPU_OK)
+        return measure_fail(m, st, m->evict_fn ? "cache eviction (evict.cu)" : "cache eviction (memset)");
+      last = -1;
+    }
+    PASS(mark(m, &next, &last, &ev[1]));
+    if (m->cupti) TRY(m, kernel_time_push(m, ext_base + i), "tb.timer.measure");
+    gpu_status st = m->graph ? gpu->graph_launch(m->graph, m->s) : w->run(w->self, m->s);
+    if (m->cupti) st = kernel_time_pop(m, st);
+    if (st != GPU_OK) return measure_fail(m, st, m->graph ? "running the plan's graph" : "running the plan");
+    last = -1;
+    PASS(mark(m, &next, &last, &ev[2]));
+    if (m->probe_fn && ((i + 1) % k == 0 || i + 1 == n)) {
+      TRY(m, probe_launch(m, i / k + 1), "clock probe");
+      last = -1;
+    }
+  }
+  return GPU_OK;
+}
+
+/* Waits for the batch. predicted_s is the batch's expected GPU time (samples x the median GPU busy
+ * time per sample of the previous batch: a median, so a one-time stall such as a graph's first
+ * upload does not inflate it). The host sleeps half of what is left of the prediction at a time,
+ * then polls every 20 us, so it wakes within tens of microseconds of the batch's end whether the
+ * prediction was long or short. sync_timeout bounds the whole wait. */
+static gpu_status wait_batch(measure *m, double t_enq, double predicted_s) {
+  const gpu_backend *gpu = m->gpu;
+  double start = measure_wall_now(), limit = m->o.sync_timeout;
+  for (;;) {
+    gpu_status st = gpu->stream_wait_timeout(m->s, 0); /* one query, no sleep */
+    if (st == GPU_OK) return GPU_OK;
+    if (st != GPU_ERR_TIMEOUT) return measure_fail(m, st, "waiting for the plan's runs");
+    double now = measure_wall_now();
+    if (now - start >= limit) {
+      gpu_set_error(GPU_ERR_TIMEOUT, "cuStreamQuery: the batch of runs did not finish within sync_timeout = %g s", limit);
+      return measure_fail(m, GPU_ERR_TIMEOUT, "waiting for the plan's runs");
+    }
+    double left = t_enq + predicted_s - now, nap = left > 40e-6 ? 0.5 * left : 20e-6;
+    if (nap > 0.1) nap = 0.1; /* a wrong prediction costs at most 0.1 s of sleep */
+    if (nap > limit - (now - start)) nap = limit - (now - start);
+    struct timespec ts = {(time_t)nap, (long)((nap - floor(nap)) * 1e9)};
+    nanosleep(&ts, NULL);
+  }
+}
+
+/* Keeps sample i of the batch (kernel_ms by the reported clock, run_ms by its events). */
+static gpu_status keep_sample(measure *m, size_t i, double kernel_ms, double run_ms, double busy, int use_ts) {
+  measure_cache *R = m->R;
+  size_t k = m->probe_stride ? m->probe_stride : 1;
+  double clk = 0;
+  int under = 0;
+  if (m->probe_fn) { /* the lower of the probes around the sample's group */
+    double a = R->probe_mhz[i / k], b = R->probe_mhz[i / k + 1];
+    clk = a > 0 && b > 0 ? (a < b ? a : b) : (a > 0 ? a : b);
+    under = tb_sample_throttled(clk, m->max_mhz, m->o.throttle_threshold);
+  }
+  PASS(grow_kept(m, m->n + 1));
+  m->ms[m->n] = kernel_ms;
+  m->ev_ms[m->n] = run_ms;
+  m->clk[m->n] = clk;
+  m->kpr[m->n] = use_ts ? R->kernel_count[i] : m->env->work.kernels;
+  m->thr[m->n] = (unsigned char)under;
+  m->n++;
+  m->r->under_threshold += (size_t)under;
+  tb_running_add(&m->run_all, kernel_ms, busy);
+  if (m->sustained || !under) {
+    tb_running_add(&m->run, kernel_ms, busy);
+  } else {
+    m->r->dropped_throttled++;
+    if (tb_clock_sustained(m->run.n, m->r->dropped_throttled, m->sustained_min)) {
+      m->sustained = 1; /* the samples dropped so far count again */
+      m->r->dropped_throttled = 0;
+      m->run = m->run_all;
+    }
+  }
+  return GPU_OK;
+}
+
+/* Reads both clocks and the probes of a finished batch. keep = 0 for warm-up: only the GPU busy
+ * time counts. *median_busy: the median GPU busy seconds per sample (for sizing the next batch).
+ * Adds the batch's GPU timeline (first event to last) to gpu_span_s. */
+static gpu_status collect_batch(measure *m, size_t n, uint64_t ext_base, int keep, double *median_busy) {
+  const gpu_backend *gpu = m->gpu;
+  measure_cache *R = m->R;
+  measure_result *r = m->r;
+  gpu_event *E = R->events;
+  r->batches++;
+  if (m->probe_fn) PASS(probe_read_batch(m, n));
+  int use_ts = 0;
+  PASS(kernel_time_collect(m, n, ext_base, &use_ts, &keep));
+  if (n > 0) {
+    float span_ms = 0;
+    int first = R->ev[0] >= 0 ? R->ev[0] : R->ev[1];
+    TRY(m, gpu->event_elapsed_ms(&span_ms, E[first], E[R->ev[3 * (n - 1) + 2]]), "reading events");
+    r->gpu_span_s += span_ms * 1e-3;
+  }
+  for (size_t i = 0; i < n; i++) {
+    float run_ms = 0, evict_ms = 0;
+    const int *ev = &R->ev[3 * i];
+    TRY(m, gpu->event_elapsed_ms(&run_ms, E[ev[1]], E[ev[2]]), "reading events");
+    /* The eviction's time: its kernels by timestamps where they were recorded, else its events
+     * (which also count the launch gaps around it: the memset eviction, the events clock). */
+    if (ev[0] >= 0 && use_ts && R->kernel_count[n + i] > 0 && R->incomplete[n + i] == 0)
+      evict_ms = (float)(R->kernel_ns[n + i] * 1e-6);
+    else if (ev[0] >= 0)
+      TRY(m, gpu->event_elapsed_ms(&evict_ms, E[ev[0]], E[ev[1]]), "reading events");
+    double kernel_ms = use_ts ? R->kernel_ns[i] * 1e-6 : run_ms;
+    double busy = (evict_ms + kernel_ms) * 1e-3;
+    R->busy_tmp[i] = busy;
+    r->gpu_busy_s += busy;
+    r->evict_s += evict_ms * 1e-3;
+    if (!keep) continue;
+    if (use_ts && (R->incomplete[i] > 0 || (R->kernel_count[i] == 0 && m->env->work.kernels > 0))) {
+      r->dropped_incomplete++;
+      continue;
+    }
+    PASS(keep_sample(m, i, kernel_ms, run_ms, busy, use_ts));
+  }
+  *median_busy = n ? measure_median(R->busy_tmp, n) : 0;
+  return GPU_OK;
+}
+
+/* One batch of n samples: enqueue, wait, collect; the host time of each step is added up. */
+static gpu_status run_batch(measure *m, size_t n, int keep, double predicted_s, double *est_busy, double *est_wall) {
+  measure_cache *R = m->R;
+  PASS(measure_ensure_events(m, 3 * n));
+  uint64_t base = R->next_ext_id;
+  R->next_ext_id += 2 * n; /* runs, then their evictions */
+  double t0 = measure_wall_now();
+  PASS(enqueue_batch(m, n, base));
+  double t1 = measure_wall_now();
+  PASS(wait_batch(m, t0, predicted_s));
+  double t2 = measure_wall_now();
+  PASS(collect_batch(m, n, base, keep, est_busy));
+  double t3 = measure_wall_now();
+  m->r->enqueue_s += t1 - t0, m->r->wait_s += t2 - t1, m->r->collect_s += t3 - t2;
+  *est_wall = (t3 - t0) / (double)n;
+  return GPU_OK;
+}
+
+/* Samples for the next batch: what the mode asks, within the time left, the batch limit and
+ * whole launches of the group graph. */
+static size_t batch_size(measure *m, const tb_stop_rule *rule, double est_busy, double est_wall, double t_start) {
+  size_t n = measure_modes[m->o.mode].next_batch(rule, &m->run, est_busy);
+  if (est_wall > 0 && rule->timeout_s > 0) {
+    double left = rule->timeout_s - (measure_wall_now() - t_start);
+    size_t fit = left > est_wall ? (size_t)(left / est_wall) : 1;
+    if (n > fit) n = fit;
+  }
+  if (n < 1) n = 1;
+  if (n > MEASURE_BATCH_MAX) n = MEASURE_BATCH_MAX;
+  if (m->group > 1) {
+    n = (n + m->group - 1) / m->group * m->group;
+    if (n > MEASURE_BATCH_MAX) n = MEASURE_BATCH_MAX / m->group * m->group;
+  }
+  return n;
+}
+
+/* Clock probes around groups of samples covering about clock_interval of GPU time. */
+static void choose_probe_stride(measure *m, double est_busy) {
+  m->probe_stride = 1;
+  if (m->probe_fn && m->o.clock_interval > 0 && est_busy > 0) {
+    double k = floor(m->o.clock_interval / est_busy);
+    m->probe_stride = k < 1 ? 1 : k > MEASURE_BATCH_MAX ? MEASURE_BATCH_MAX : (size_t)k;
+  }
+  if (m->group > 1) m->probe_stride = (m->probe_stride + m->group - 1) / m->group * m->group;
+}
+
+static gpu_status sample(measure *m, double t_start, tb_stop_reason *reason_out) {
+  const measure_mode *mode = &measure_modes[m->o.mode];
+  size_t warmup = m->o.warmup >= 0 ? (size_t)m->o.warmup : mode->default_warmup;
+  m->r->warmup = warmup;
+  tb_stop_rule rule;
+  measure_stop_rule(&m->o, &rule);
+  double est_busy = 0, est_wall = 0;
+  for (size_t left = warmup; left > 0;) { /* warm-up runs go through the same path, unkept */
+    size_t n = left < MEASURE_BATCH_MAX ? left : MEASURE_BATCH_MAX;
+    m->probe_stride = 1;
+    PASS(run_batch(m, n, 0, 0, &est_busy, &est_wall));
+    left -= n;
+  }
+  PASS(graph_choose_groups(m, est_busy));
+  tb_stop_reason reason = TB_STOP_CONTINUE;
+  while (reason == TB_STOP_CONTINUE) {
+    size_t n = batch_size(m, &rule, est_busy, est_wall, t_start);
+    choose_probe_stride(m, est_busy);
+    double b = 0;
+    PASS(run_batch(m, n, 1, est_busy * (double)n, &b, &est_wall));
+    if (b > 0) est_busy = b;
+    reason = tb_stop_decide(&rule, &m->run, measure_wall_now() - t_start);
+    /* Every sample so far ran under the threshold: that is the clock this load sustains, not a
+     * passing throttle, and waiting for the timeout would not change it. Give up now; the
+     * caller decides (the runner re-measures with the filter off and says so). */
+    size_t enough = rule.min_samples > 10 ? rule.min_samples : 10;
+    if (reason == TB_STOP_CONTINUE && m->run.n == 0 && m->r->dropped_throttled >= enough) break;
+  }
+  *reason_out = reason;
+  return GPU_OK;
+}
+
+/* The samples that count: without the sustained switch, those not under the threshold; and in
+ * fixed mode no more than repeat (the switch can bring back more). Then the summary. */
+static void finish(measure *m, tb_stop_reason reason) {
+  measure_result *r = m->r;
+  if (!m->sustained) {
+    size_t j = 0;
+    for (size_t i = 0; i < m->n; i++) {
+      if (m->thr[i]) continue;
+      m->ms[j] = m->ms[i], m->ev_ms[j] = m->ev_ms[i], m->clk[j] = m->clk[i], m->kpr[j] = m->kpr[i];
+      j++;
+    }
+    m->n = j;
+  }
+  if (!measure_modes[m->o.mode].adaptive && m->n > (size_t)m->o.repeat) m->n = (size_t)m->o.repeat;
+  r->throttle_filter = !m->probe_fn ? "off" : m->sustained ? "sustained" : "on";
+  r->clock = m->cupti ? "cupti" : "events";
+  r->graph = m->graph != NULL;
+  r->graph_group = m->group > 1 ? m->group : 1;
+  r->flush_bytes = m->flush_bytes;
+  r->flush_tlb_bytes = m->tlb_pages * MEASURE_TLB_PAGE;
+  r->stop_reason = tb_stop_reason_name(reason);
+  if (m->n == 0) {
+    r->code = r->dropped_throttled ? "throttled" : "timeout";
+    if (r->dropped_throttled)
+      snprintf(r->message, sizeof r->message,
+               "tb.timer.measure: all %zu samples ran under %.0f%% of the %.0f MHz max SM clock", r->dropped_throttled,
+               m->o.throttle_threshold * 100, m->max_mhz);
+    else
+      snprintf(r->message, sizeof r->message, "tb.timer.measure: no sample kept within %g s (%zu incomplete)",
+               m->o.timeout, r->dropped_incomplete);
+    return;
+  }
+  r->n = m->n;
+  r->samples = m->ms, r->events_ms = m->ev_ms, r->sm_clocks_mhz = m->clk, r->kernels_per_run = m->kpr;
+  m->ms = m->ev_ms = m->clk = m->kpr = NULL; /* the result owns them now */
+  tb_summarize(r->samples, r->n, &r->summary);
+  tb_summarize(r->events_ms, r->n, &r->events_summary);
+  r->clock_checked = m->probe_fn != NULL;
+  if (r->clock_checked) r->sm_clock_mhz = measure_median(r->sm_clocks_mhz, r->n);
+  r->kernels_per_run_median = measure_median(r->kernels_per_run, r->n);
+}
+
+gpu_status measure_run(const measure_env *env, const measure_opts *o, measure_result *r) {
+  memset(r, 0, sizeof *r);
+  measure m_, *m = &m_;
+  memset(m, 0, sizeof *m);
+  m->o = *o;
+  m->env = env, m->gpu = env->gpu, m->props = env->props, m->ts = env->gpu->timestamps;
+  m->R = env->cache, m->r = r, m->s = env->stream;
+  if (m->R->next_ext_id == 0) m->R->next_ext_id = 1ull << 40;
+  double t_start = env->started > 0 ? env->started : measure_wall_now();
+  r->mode = measure_modes[o->mode].name;
+  r->flush_mode = o->flush_mode == 0 ? "read" : "write";
+  r->throttle_threshold = o->throttle_threshold;
+  m->probe_window = (unsigned)o->clock_window_ns;
+  m->max_mhz = m->props->clock_khz / 1e3;
+  r->max_clock_mhz = m->max_mhz;
+  if (o->clock_check) {
+    m->probe_fn = env->kernels.clock_probe;
+    if (m->probe_fn == NULL)
+      return measure_fail(m, gpu_set_error(GPU_ERR_INVALID, "the clock probe's kernel was not given"),
+                          "tb.timer.measure");
+  }
+  if (o->sustained_clock) m->sustained_min = o->min_samples > 10 ? (size_t)o->min_samples : 10;
+  gpu_status st = evict_setup(m);
+  if (st == GPU_OK && r->code == NULL) st = probe_setup(m);
+  if (st != GPU_OK || r->code != NULL) return st;
+  kernel_time_setup(m);
+  graph_setup(m);
+  r->setup_s = measure_wall_now() - t_start;
+  tb_stop_reason reason = TB_STOP_CONTINUE;
+  st = sample(m, t_start, &reason);
+  r->wall_s = measure_wall_now() - t_start;
+  if (st == GPU_OK) finish(m, reason);
+  kernel_time_done(m);
+  graph_free(m);
+  free(m->ms); free(m->ev_ms); free(m->clk); free(m->kpr); free(m->thr);
+  return st;
+}
+
+void measure_result_free(measure_result *r) {
+  free(r->samples); free(r->events_ms); free(r->sm_clocks_mhz); free(r->kernels_per_run);
+  r->samples = r->events_ms = r->sm_clocks_mhz = r->kernels_per_run = NULL;
+  r->n = 0;
+}
+
+void measure_cache_free(measure_cache *c, const gpu_backend *gpu) {
+  if (gpu) {
+    if (c->evict) gpu->mem_free(c->evict);
+    if (c->tlb) gpu->mem_free(c->tlb);
+    if (c->probe) gpu->mem_free(c->probe);
+    for (size_t i = 0; i < c->n_events; i++) gpu->event_destroy(c->events[i]);
+    if (c->fork) gpu->event_destroy(c->fork);
+    if (c->side) gpu->stream_destroy(c->side);
+  }
+  free(c->events);
+  free(c->kernel_ns); free(c->probe_mhz); free(c->probe_ns); free(c->busy_tmp);
+  free(c->kernel_count); free(c->incomplete); free(c->ev); free(c->probe_host);
+  memset(c, 0, sizeof *c);
+}

@@ -1,0 +1,182 @@
+/* measure.h: the timer's engine: measures a unit of GPU work (a launch plan) on any gpu_backend
+ * with eviction before every run, kernel timestamps or events, graph replay and graph groups,
+ * clock probes and a stopping rule. No Lua: tb_timer.c is the binding (options from a Lua table,
+ * the result as a table); tests/c/test_measure.c drives it on the fake backend.
+ *
+ * Units (host/measure/): options.c (the option table), modes.c (timing modes: batch sizing and
+ * stopping rule), evict.c (cache eviction), clock_probe.c (SM clock probes), kernel_time.c
+ * (kernel-time sources: timestamps, events), graph.c (graph replay, graph groups), measure.c
+ * (the loop: enqueue, wait, collect, summarize). docs/MEASUREMENT.md says what each measures. */
+#ifndef TB_MEASURE_H
+#define TB_MEASURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpu/gpu.h"
+#include "stats.h"
+
+#define MEASURE_BATCH_MAX 8192       /* samples enqueued before the host waits */
+#define MEASURE_TLB_PAGE (2ull << 20) /* the driver maps large allocations with 2 MiB pages */
+
+/* ---- options (options.c): declared once as data; tb.timer.options exports the table, and the
+ * CLI, campaign validation and --help are generated from it. A new option: a field here and a
+ * row in measure_options[]. */
+typedef enum measure_opt_type {
+  MEASURE_OPT_NUMBER, MEASURE_OPT_INTEGER, MEASURE_OPT_BOOLEAN, MEASURE_OPT_CHOICE
+} measure_opt_type;
+
+typedef struct measure_opts {
+  int mode;             /* index into measure_modes[] (0 adaptive, 1 fixed) */
+  double warmup;        /* -1: the mode's default */
+  double repeat, min_samples, max_samples, max_noise, min_time, timeout, noise_plateau;
+  int flush;
+  double flush_bytes;   /* -1: by device */
+  int flush_mode;       /* 0 read (evict.cu), 1 write (memset) */
+  double flush_tlb_bytes; /* 0: no page sweep */
+  int graph;
+  double graph_group;   /* samples per graph launch; 0: by the case */
+  int group_events;     /* 0 split (the event after each run beside the kernels), 1 inline */
+  int clock;            /* 0 cupti (kernel timestamps), 1 events */
+  int clock_check, sustained_clock;
+  double throttle_threshold, clock_window_ns, clock_interval, sync_timeout;
+} measure_opts;
+
+typedef struct measure_opt_desc {
+  const char *name;
+  measure_opt_type type;
+  size_t offset;        /* of the field in measure_opts: int for BOOLEAN/CHOICE, else double */
+  const char *choices;  /* CHOICE: space-separated, index = the field's value */
+  double min, max;      /* NUMBER/INTEGER: the accepted range */
+  const char *def;      /* the default, as the help says it */
+  const char *desc;
+} measure_opt_desc;
+
+extern const measure_opt_desc measure_options[];
+extern const size_t measure_n_options;
+extern const measure_opts measure_default_opts;
+
+const measure_opt_desc *measure_option_find(const char *name);
+const char *measure_option_type_name(measure_opt_type t); /* "number", "integer", "boolean", "choice" */
+/* Set one option; on a bad value return -1 with "option 'NAME' must be ..." in msg. */
+int measure_option_set_number(measure_opts *o, const measure_opt_desc *d, double v, char *msg, size_t len);
+int measure_option_set_boolean(measure_opts *o, const measure_opt_desc *d, int v, char *msg, size_t len);
+int measure_option_set_choice(measure_opts *o, const measure_opt_desc *d, const char *word, char *msg, size_t len);
+/* Rules between options; -1 with "option 'X' needs ..." in msg. */
+int measure_opts_check(const measure_opts *o, char *msg, size_t len);
+
+/* ---- timing modes (modes.c): one row per mode; a new mode is a row here and its name in the
+ * 'mode' option's choices (test_measure checks they agree). */
+typedef struct measure_mode {
+  const char *name;
+  size_t default_warmup;
+  int adaptive;         /* the stopping rule tb_stop_decide applies (stats.h) */
+  /* Samples the next batch should hold, before the timeout and batch limits: what the rule still
+   * needs given the kept samples (run) and the median GPU busy seconds per sample (est_busy). */
+  size_t (*next_batch)(const tb_stop_rule *rule, const tb_running *run, double est_busy);
+} measure_mode;
+extern const measure_mode measure_modes[];
+extern const size_t measure_n_modes;
+void measure_stop_rule(const measure_opts *o, tb_stop_rule *rule);
+
+/* ---- what the engine measures and with what ---------------------------------------------- */
+
+/* The work a sample times: run() enqueues one run on s (a plan: tb_plan_run). */
+typedef struct measure_work {
+  gpu_status (*run)(void *self, gpu_stream s);
+  void *self;
+  int kernels;          /* kernel launches per run (0: none; CUPTI then has nothing to tag) */
+} measure_work;
+
+/* The host's own kernels (host/kernels/, .cu), compiled by the caller; NULL where the options do
+ * not need them (evict_read: flush_mode read; evict_pages: flush_tlb_bytes; clock_probe:
+ * clock_check). */
+typedef struct measure_kernels {
+  gpu_function *evict_read, *evict_pages, *clock_probe;
+} measure_kernels;
+
+/* Process-wide resources kept between measurements (allocating them per case cost ~1-2 ms): the
+ * eviction and probe buffers, the events, the graph groups' second stream, the batch arrays and
+ * the next timestamp id (ids are never reused, so records of earlier work never match). Zero-
+ * initialise; measure_cache_free gives everything back to gpu. */
+typedef struct measure_cache {
+  gpu_ptr evict;
+  size_t evict_cap, evict_filled; /* filled: bytes given their one-time memset */
+  gpu_ptr tlb;
+  size_t tlb_cap, tlb_filled;
+  gpu_ptr probe;
+  size_t probe_cap;
+  gpu_event *events;
+  size_t n_events;
+  uint64_t next_ext_id;           /* 0: not started (first id 2^40) */
+  uint32_t evict_value;
+  int said_fallback;              /* the events fallback was reported on stderr */
+  gpu_stream side;                /* group_events = split: the capture's second stream */
+  gpu_event fork;                 /* its fork and join points (recorded during captures only) */
+  /* per batch (MEASURE_BATCH_MAX + 1 samples) */
+  double *kernel_ns, *probe_mhz, *probe_ns, *busy_tmp;
+  int *kernel_count, *incomplete, *ev;
+  unsigned long long *probe_host;
+  size_t sms;
+} measure_cache;
+void measure_cache_free(measure_cache *c, const gpu_backend *gpu);
+
+typedef struct measure_env {
+  const gpu_backend *gpu;
+  const gpu_device_props *props;
+  gpu_stream stream;              /* where everything is enqueued (never the legacy stream) */
+  double buffer_sync_timeout_s;   /* wait before freeing a buffer that grows */
+  double started;                 /* measure_wall_now() when the caller began (the timeout and wall_s
+                                     count from it); 0: when measure_run begins */
+  measure_cache *cache;
+  measure_kernels kernels;
+  measure_work work;
+} measure_env;
+
+/* ---- the result ------------------------------------------------------------------------------
+ * Every field tb.timer.measure returns (docs/MEASUREMENT.md). Arrays hold n entries, owned by the
+ * result (measure_result_free). */
+typedef struct measure_result {
+  /* outcome: code NULL (samples kept), or "throttled" / "timeout" / "oom" (no sample kept, or no
+   * memory for the eviction buffer: a case status); message says why. On a failure of the GPU
+   * (measure_run != GPU_OK) message is "[timeout: ]<what>: <gpu_last_error()>". */
+  const char *code;
+  char message[4096];
+  char error_api[64];             /* the API that failed (gpu_last_error_api()), "" when none */
+  const char *clock;              /* "cupti" | "events" */
+  char clock_reason[1024];        /* why not CUPTI ("" when it is, or events were asked for) */
+  char graph_reason[1024], group_reason[1024];
+  double *samples, *events_ms, *sm_clocks_mhz, *kernels_per_run;
+  size_t n;
+  size_t dropped_throttled, under_threshold, dropped_incomplete;
+  const char *throttle_filter;    /* "on", "off", "sustained" */
+  tb_summary summary, events_summary;
+  int clock_checked;              /* sm_clocks_mhz and sm_clock_mhz are meaningful */
+  double sm_clock_mhz, max_clock_mhz, throttle_threshold;
+  int graph;
+  size_t graph_group;
+  size_t flush_bytes, flush_tlb_bytes;
+  const char *flush_mode;
+  size_t probes, batches, warmup;
+  const char *mode;
+  double wall_s, gpu_busy_s, evict_s, probe_s, setup_s, enqueue_s, wait_s, collect_s, gpu_span_s;
+  double group_setup_s, enqueue_events_s, flush_s, overlap_s, kernels_per_run_median;
+  const char *stop_reason;
+} measure_result;
+
+/* Measures env->work under o. GPU_OK with r filled (r->code says whether samples were kept);
+ * otherwise the failing status with r->message. Options must have passed measure_opts_check. */
+gpu_status measure_run(const measure_env *env, const measure_opts *o, measure_result *r);
+void measure_result_free(measure_result *r);
+double measure_wall_now(void); /* CLOCK_MONOTONIC seconds */
+
+/* One clock probe (clock_probe.c): the median over SMs of cycles per ns in MHz, their min and max,
+ * the longest window. env->kernels.clock_probe must be set. */
+typedef struct measure_probe_result {
+  double mhz, min_mhz, max_mhz, window_ns;
+  size_t sms;
+} measure_probe_result;
+gpu_status measure_clock_probe(const measure_env *env, unsigned window_ns, measure_probe_result *out,
+                               measure_result *err);
+
+#endif

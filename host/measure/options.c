@@ -1,0 +1,140 @@
+/* options.c: the timer's protocol options, declared once as data. tb.timer.options exports this
+ * table; the CLI flags, the campaign's protocol validation and the --help text are generated from
+ * it (lua/tilebench/options.lua), so a new option is a field in measure_opts and a row here. */
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "measure/measure.h"
+
+const measure_opts measure_default_opts = {
+  .mode = 0, .warmup = -1, .repeat = 100, .min_samples = 10, .max_samples = 0, .max_noise = 0.005,
+  .min_time = 0.05, .timeout = 15, .noise_plateau = 0.02, .flush = 1, .flush_bytes = -1, .flush_mode = 0,
+  .flush_tlb_bytes = 0, .graph = 1, .graph_group = 0, .group_events = 0, .clock = 0, .clock_check = 1,
+  .sustained_clock = 1, .throttle_threshold = 0.90, .clock_window_ns = 2000, .clock_interval = 0.005,
+  .sync_timeout = 60};
+
+#define OFF(f) offsetof(measure_opts, f)
+const measure_opt_desc measure_options[] = {
+  {"mode", MEASURE_OPT_CHOICE, OFF(mode), "adaptive fixed" /* measure_modes[] */, 0, 0, "adaptive",
+   "stopping rule: adaptive (relative stdev under max_noise) or fixed (warmup, repeat)"},
+  {"warmup", MEASURE_OPT_INTEGER, OFF(warmup), NULL, 0, 1e6, "3 (adaptive), 20 (fixed)",
+   "untimed runs first, each with its eviction"},
+  {"repeat", MEASURE_OPT_INTEGER, OFF(repeat), NULL, 1, 1e7, "100", "fixed: samples to keep"},
+  {"min_samples", MEASURE_OPT_INTEGER, OFF(min_samples), NULL, 2, 1e7, "10", "adaptive: at least this many samples"},
+  {"max_samples", MEASURE_OPT_INTEGER, OFF(max_samples), NULL, 0, 1e8, "0",
+   "adaptive: stop at this many samples (0: no cap)"},
+  {"max_noise", MEASURE_OPT_NUMBER, OFF(max_noise), NULL, 0, 1, "0.005",
+   "adaptive: stop once stdev/mean of the samples is under this"},
+  {"min_time", MEASURE_OPT_NUMBER, OFF(min_time), NULL, 0, 3600, "0.05",
+   "adaptive: seconds of GPU time (evictions + kernels) the kept samples must cover first"},
+  {"noise_plateau", MEASURE_OPT_NUMBER, OFF(noise_plateau), NULL, 0, 1, "0.02",
+   "adaptive: also stop once the noise changed by less than this (relative) over the last 64 "
+   "samples: it will not reach max_noise by waiting (nvbench's convergence test; 0 disables)"},
+  {"timeout", MEASURE_OPT_NUMBER, OFF(timeout), NULL, 0, 86400, "15", "wall-clock seconds after which sampling stops"},
+  {"flush", MEASURE_OPT_BOOLEAN, OFF(flush), NULL, 0, 0, "true", "evict the last-level cache before every run"},
+  {"flush_bytes", MEASURE_OPT_INTEGER, OFF(flush_bytes), NULL, 1, 1e12, "2 x L2 (cdna3: 512 MiB)",
+   "bytes each eviction reads (flush_mode read) or writes (flush_mode write)"},
+  {"flush_mode", MEASURE_OPT_CHOICE, OFF(flush_mode), "read write", 0, 0, "read",
+   "eviction: read the buffer with a kernel (leaves the L2 clean) or memset it (leaves it dirty)"},
+  {"flush_tlb_bytes", MEASURE_OPT_INTEGER, OFF(flush_tlb_bytes), NULL, 0, 1e13, "0",
+   "also read one word per 2 MiB page of a buffer this large in each eviction, to displace GPU "
+   "TLB entries (0: off)"},
+  {"graph", MEASURE_OPT_BOOLEAN, OFF(graph), NULL, 0, 0, "true", "replay the plan as one CUDA graph"},
+  {"graph_group", MEASURE_OPT_INTEGER, OFF(graph_group), NULL, 0, 1024, "0 (by the case)",
+   "graph mode: samples (eviction, events, run) captured into one graph launch; 0: as many as "
+   "cover about clock_interval of GPU time, at most 32; 1: one launch per run. Needs CUPTI and "
+   "the read eviction, whose kernels split the launch's records into samples"},
+  {"group_events", MEASURE_OPT_CHOICE, OFF(group_events), "split inline", 0, 0, "split",
+   "graph groups: the event node after each run on a branch beside the kernels, so the next "
+   "eviction need not wait for it (split), or in line between the kernels like the one before "
+   "each run (inline)"},
+  {"clock", MEASURE_OPT_CHOICE, OFF(clock), "cupti events", 0, 0, "cupti",
+   "reported clock: CUPTI kernel durations (falls back to events when CUPTI is unavailable) or events"},
+  {"clock_check", MEASURE_OPT_BOOLEAN, OFF(clock_check), NULL, 0, 0, "true",
+   "probe the SM clock around every sample and drop throttled ones"},
+  {"throttle_threshold", MEASURE_OPT_NUMBER, OFF(throttle_threshold), NULL, 0, 2, "0.9",
+   "drop samples whose SM clock is under this fraction of the device's max clock"},
+  {"sustained_clock", MEASURE_OPT_BOOLEAN, OFF(sustained_clock), NULL, 0, 0, "true",
+   "once max(10, min_samples) samples were dropped and more dropped than kept, the load sustains "
+   "that clock (power-limited): keep every sample, those dropped included, and say so"},
+  {"clock_window_ns", MEASURE_OPT_INTEGER, OFF(clock_window_ns), NULL, 200, 1e7, "2000",
+   "globaltimer window of the clock probe"},
+  {"clock_interval", MEASURE_OPT_NUMBER, OFF(clock_interval), NULL, 0, 10, "0.005",
+   "seconds of GPU time between clock probes: samples shorter than this share the probes around "
+   "their group (0: probe around every sample)"},
+  {"sync_timeout", MEASURE_OPT_NUMBER, OFF(sync_timeout), NULL, 0.001, 86400, "60",
+   "seconds to wait for one batch of runs before raising 'timeout'"},
+};
+const size_t measure_n_options = sizeof measure_options / sizeof measure_options[0];
+
+const measure_opt_desc *measure_option_find(const char *name) {
+  for (size_t i = 0; i < measure_n_options; i++)
+    if (strcmp(measure_options[i].name, name) == 0) return &measure_options[i];
+  return NULL;
+}
+
+const char *measure_option_type_name(measure_opt_type t) {
+  static const char *const names[] = {"number", "integer", "boolean", "choice"};
+  return names[t];
+}
+
+static int choice_index(const char *choices, const char *word) {
+  size_t len = strlen(word);
+  int i = 0;
+  for (const char *p = choices; *p;) {
+    const char *end = strchr(p, ' ');
+    size_t n = end ? (size_t)(end - p) : strlen(p);
+    if (n == len && strncmp(p, word, n) == 0) return i;
+    i++;
+    p += n + (end ? 1 : 0);
+  }
+  return -1;
+}
+
+int measure_option_set_number(measure_opts *o, const measure_opt_desc *d, double v, char *msg, size_t len) {
+  if (d->type == MEASURE_OPT_BOOLEAN || d->type == MEASURE_OPT_CHOICE || !(v >= d->min && v <= d->max) ||
+      (d->type == MEASURE_OPT_INTEGER && v != floor(v))) {
+    if (d->type == MEASURE_OPT_BOOLEAN) return snprintf(msg, len, "option '%s' must be a boolean", d->name), -1;
+    if (d->type == MEASURE_OPT_CHOICE)
+      return snprintf(msg, len, "option '%s' must be one of: %s", d->name, d->choices), -1;
+    snprintf(msg, len, "option '%s' must be %s in [%g, %g]", d->name,
+             d->type == MEASURE_OPT_INTEGER ? "an integer" : "a number", d->min, d->max);
+    return -1;
+  }
+  *(double *)((char *)o + d->offset) = v;
+  return 0;
+}
+
+int measure_option_set_boolean(measure_opts *o, const measure_opt_desc *d, int v, char *msg, size_t len) {
+  if (d->type != MEASURE_OPT_BOOLEAN) {
+    if (d->type == MEASURE_OPT_CHOICE)
+      return snprintf(msg, len, "option '%s' must be one of: %s", d->name, d->choices), -1;
+    snprintf(msg, len, "option '%s' must be %s in [%g, %g]", d->name,
+             d->type == MEASURE_OPT_INTEGER ? "an integer" : "a number", d->min, d->max);
+    return -1;
+  }
+  *(int *)((char *)o + d->offset) = v != 0;
+  return 0;
+}
+
+int measure_option_set_choice(measure_opts *o, const measure_opt_desc *d, const char *word, char *msg, size_t len) {
+  int k = d->type == MEASURE_OPT_CHOICE ? choice_index(d->choices, word) : -1;
+  if (k < 0) {
+    if (d->type == MEASURE_OPT_CHOICE)
+      return snprintf(msg, len, "option '%s' must be one of: %s", d->name, d->choices), -1;
+    if (d->type == MEASURE_OPT_BOOLEAN) return snprintf(msg, len, "option '%s' must be a boolean", d->name), -1;
+    snprintf(msg, len, "option '%s' must be %s in [%g, %g]", d->name,
+             d->type == MEASURE_OPT_INTEGER ? "an integer" : "a number", d->min, d->max);
+    return -1;
+  }
+  *(int *)((char *)o + d->offset) = k;
+  return 0;
+}
+
+int measure_opts_check(const measure_opts *o, char *msg, size_t len) {
+  if (o->flush && o->flush_mode != 0 && o->flush_tlb_bytes > 0)
+    return snprintf(msg, len, "option 'flush_tlb_bytes' needs flush_mode = 'read'"), -1;
+  return 0;
+}
