@@ -350,7 +350,7 @@ local function check_case(op, name, dtype, params)
   op.module.reference(c, ins, refs, ctx):run()
   local want = cpu[name](c, host_all(ins))
   for oname, ref in pairs(refs) do
-    local atol, rtol = verify.defaults(ref.dtype)
+    local atol, rtol = config.tolerance(nil, ref.dtype)
     compare_cpu(where .. " reference '" .. oname .. "' vs CPU", ref:to_host(1 << 24), want, atol, rtol)
   end
   check_impls(op, c, ctx, ins, refs, where)

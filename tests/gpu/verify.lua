@@ -7,6 +7,17 @@ local ok_dev, why = device.available()
 if not ok_dev then io.stderr:write('skipped: ', tostring(why), '\n') os.exit(77) end
 local tensor, verify = require('tb.tensor'), require('tb.verify')
 local kernel, launch = require('tb.kernel'), require('tb.launch')
+local config = require('tilebench.config')
+
+-- tb.verify holds no tolerances: a run takes them from config.tolerance (defaults by output
+-- dtype, config.yaml, arch_overrides). This test gives the defaults where it gives none.
+local function compare(out, ref, opts)
+  local o, atol, rtol = {}, config.tolerance(nil, out.dtype)
+  for k, v in pairs(opts or {}) do o[k] = v end
+  if o.atol == nil then o.atol = atol end
+  if o.rtol == nil then o.rtol = rtol end
+  return verify.compare(out, ref, o)
+end
 
 local failures = 0
 local function check(cond, what, ...)
@@ -24,17 +35,17 @@ local nan, inf = 0 / 0, math.huge
 for _, dt in ipairs({ 'fp32', 'fp16', 'bf16', 'fp8_e4m3', 'int8', 'uint8', 'int32', 'int64' }) do
   for _, n in ipairs({ 1, 17, 1000003 }) do
     local a = dt:sub(1, 1) == 'f' and tensor.randn(n, dt, 5) or tensor.randint(n, dt, 5, 0, 100)
-    local r = verify.compare(a, a:copy())
+    local r = compare(a, a:copy())
     check(r.ok and r.mismatches == 0 and r.numel == n and r.max_abs == 0 and #r.first == 0,
           'identical %s x %d: ok=%s mismatches=%d max_abs=%g', dt, n, tostring(r.ok), r.mismatches, r.max_abs)
   end
 end
 do
-  local r = verify.compare(tensor.empty(0, 'fp32'), tensor.empty(0, 'fp16'))
+  local r = compare(tensor.empty(0, 'fp32'), tensor.empty(0, 'fp16'))
   check(r.ok and r.numel == 0, 'zero elements compare ok')
-  local atol, rtol = verify.defaults('bf16')
-  r = verify.compare(tensor.full(4, 'bf16', 1), tensor.full(4, 'bf16', 1))
-  check(r.atol == atol and r.rtol == rtol, 'defaults follow the output dtype (bf16 %g/%g)', r.atol, r.rtol)
+  local atol, rtol = config.tolerance(nil, 'bf16')
+  r = compare(tensor.full(4, 'bf16', 1), tensor.full(4, 'bf16', 1))
+  check(r.atol == atol and r.rtol == rtol, 'compare reports the tolerances it was given (bf16 %g/%g)', r.atol, r.rtol)
 end
 
 -- One planted mismatch, found at its index with both values.
@@ -47,7 +58,7 @@ do
   h[at + 1] = expected + 0.5
   local out = tensor.from_table(h, 'fp32')
   local got = tensor.from_table({ h[at + 1] }, 'fp32'):to_host()[1] -- as fp32 stores it
-  local r = verify.compare(out, ref)
+  local r = compare(out, ref)
   local f = r.first[1]
   check(not r.ok and r.mismatches == 1 and #r.first == 1 and f.index == at and f.expected == expected and
         f.got == got and math.type(f.index) == 'integer',
@@ -58,7 +69,7 @@ end
 
 -- NaN, Inf, the tolerance boundary, maxima.
 local function cmp(a, b, dt, opts)
-  return verify.compare(tensor.from_table(a, dt), tensor.from_table(b, dt), opts)
+  return compare(tensor.from_table(a, dt), tensor.from_table(b, dt), opts)
 end
 do
   check(cmp({ nan, 1 }, { nan, 1 }, 'fp32').ok, 'NaN matches NaN')
@@ -111,17 +122,17 @@ do
   table.sort(planted)
   local out = tensor.from_table(h, 'fp16')
   for _, k in ipairs({ 8, 50, 0 }) do
-    local r = verify.compare(out, ref, { max_report = k })
+    local r = compare(out, ref, { max_report = k })
     local good = r.mismatches == #planted and #r.first == k
     for j = 1, k do good = good and r.first[j] and r.first[j].index == planted[j] end
     check(good, 'max_report %d: %d mismatches, reported the %d lowest indices in order', k, r.mismatches, k)
   end
-  local r = verify.compare(out, ref, { max_report = 1024 })
+  local r = compare(out, ref, { max_report = 1024 })
   check(#r.first == #planted and r.first[#planted].index == n - 1, 'a report larger than the mismatches holds all of them')
   -- Nearly everything mismatches: the report is the first indices, computed here on the host.
   local other = tensor.randn(n, 'fp16', 5)
   local oh = other:to_host(n)
-  r = verify.compare(other, ref)
+  r = compare(other, ref)
   local want = {}
   for i = 1, n do
     local a, b = oh[i], pristine[i]
@@ -137,21 +148,25 @@ end
 -- fp16's default tolerance (one rounding, 2^-11 relative), and exact compare finds the rounding.
 do
   local n = 1000003
-  local r = verify.compare(tensor.randn(n, 'fp16', 3), tensor.randn(n, 'fp32', 3))
+  local r = compare(tensor.randn(n, 'fp16', 3), tensor.randn(n, 'fp32', 3))
   -- one fp16 rounding of |z| < 8 is at most half of 2^-8
   check(r.ok and r.max_abs <= 2 ^ -9 and r.max_abs > 0, 'fp16 vs fp32 within 1e-3/1e-3: max_abs %.3g', r.max_abs)
-  r = verify.compare(tensor.randn(n, 'bf16', 3), tensor.randn(n, 'fp8_e4m3', 3), { atol = 0, rtol = 0 })
+  r = compare(tensor.randn(n, 'bf16', 3), tensor.randn(n, 'fp8_e4m3', 3), { atol = 0, rtol = 0 })
   check(r.mismatches > 0 and r.mismatches < n, 'bf16 vs fp8 exact compare sees rounding (%d)', r.mismatches)
   raises('out is int32 and ref is fp32 (dtypes may differ only when both are float)',
-         function() verify.compare(tensor.empty(4, 'int32'), tensor.empty(4, 'fp32')) end, 'int vs float refused')
-  raises('out is int32 and ref is int64', function() verify.compare(tensor.empty(4, 'int32'), tensor.empty(4, 'int64')) end,
+         function() compare(tensor.empty(4, 'int32'), tensor.empty(4, 'fp32')) end, 'int vs float refused')
+  raises('out is int32 and ref is int64', function() compare(tensor.empty(4, 'int32'), tensor.empty(4, 'int64')) end,
          'int32 vs int64 refused')
-  raises('compare: out has 4 elements, ref has 5', function() verify.compare(tensor.empty(4, 'fp32'), tensor.empty(5, 'fp32')) end,
+  raises('compare: out has 4 elements, ref has 5', function() compare(tensor.empty(4, 'fp32'), tensor.empty(5, 'fp32')) end,
          'numel differs')
   raises('max_report must be an integer in [0, 1024]',
-         function() verify.compare(tensor.empty(4, 'fp32'), tensor.empty(4, 'fp32'), { max_report = 5000 }) end, 'max_report')
+         function() compare(tensor.empty(4, 'fp32'), tensor.empty(4, 'fp32'), { max_report = 5000 }) end, 'max_report')
+  raises('atol is required (tolerances come from config.tolerance)',
+         function() verify.compare(tensor.empty(4, 'fp32'), tensor.empty(4, 'fp32'), { rtol = 0 }) end, 'no atol')
+  raises('rtol is required', function() verify.compare(tensor.empty(4, 'fp32'), tensor.empty(4, 'fp32'), { atol = 0 }) end,
+         'no rtol')
   raises('atol must be a finite number >= 0',
-         function() verify.compare(tensor.empty(4, 'fp32'), tensor.empty(4, 'fp32'), { atol = -1 }) end, 'atol < 0')
+         function() compare(tensor.empty(4, 'fp32'), tensor.empty(4, 'fp32'), { atol = -1 }) end, 'atol < 0')
 end
 
 -- Poison: every element NaN (floats) or the type's minimum (integers).
@@ -186,7 +201,7 @@ extern "C" __global__ void copy_but_last_i32(int *out, const int *in, long long 
     verify.poison(out)
     local fn = mod:get(name, { 'ptr', 'ptr', 'i64' })
     launch.plan({ { fn = fn, grid = { (n + 255) // 256 }, block = { 256 }, args = { out, ref, n } } }):run()
-    local r = verify.compare(out, ref)
+    local r = compare(out, ref)
     local f = r.first[1]
     check(r.mismatches == 1 and f.index == n - 1 and (dt == 'fp32' and f.got ~= f.got or f.got == -(1 << 31)),
           'poison %s: the unwritten element %d fails (got %s)', dt, f and f.index or -1, tostring(f and f.got))
