@@ -1,5 +1,6 @@
-/* tb_launch.c: immutable launch plans with packed arguments, replayed from C by the timer and
- * the verifier with no Lua in between; and scalars of explicit width for kernel arguments.
+/* tb_launch.c: the tb.launch module: builds launch plans (the C unit launch_plan.c, replayed from C
+ * by the timer and the verifier with no Lua in between) from Lua tables, checking each argument
+ * against the kernel's signature; and scalars of explicit width for kernel arguments.
  *
  * Lua API (require "tb.launch"):
  *   tb.launch.i32(v) i64(v) u32(v) u64(v) f32(v) f64(v) -> scalar   range-checked
@@ -22,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "launch_plan.h"
 #include "tb.h"
 
 #define TB_SCALAR_MT "tb.scalar"
@@ -31,22 +33,10 @@ typedef struct scalar {
   union { int64_t i; uint64_t u; double f; } v;
 } scalar;
 
-typedef struct plan_step {
-  int native;
-  tb_native_run_fn run;     /* native: the library's entry point and its object */
-  void *self;
-  gpu_function *fn;         /* kernel: function, geometry, packed arguments */
-  unsigned grid[3], block[3], smem;
-  int nargs;
-  void **argv;              /* argv[i] points into the packed bytes that follow argv */
-  char name[128];
-} plan_step;
-
 typedef struct tensor_ref { int step, arg, uv_index; } tensor_ref;
 
 struct tb_plan {
-  int nsteps, nkernels;
-  plan_step *steps;
+  launch_plan *core;        /* NULL once released */
   int ntensors;
   tensor_ref *tensors;      /* which user-value slots hold tensors, to refuse closed ones */
   int released;
@@ -150,12 +140,11 @@ static void pack(const scalar *s, unsigned char *slot) {
 static void plan_release(tb_plan *p) {
   if (p->released) return;
   p->released = 1;
-  for (int i = 0; i < p->nsteps; i++) free(p->steps[i].argv);
-  free(p->steps);
+  launch_plan_free(p->core);
   free(p->tensors);
-  p->steps = NULL;
+  p->core = NULL;
   p->tensors = NULL;
-  p->nsteps = p->ntensors = 0;
+  p->ntensors = 0;
 }
 
 static int plan_gc(lua_State *L) {
@@ -181,23 +170,9 @@ tb_plan *tb_check_plan(lua_State *L, int idx) {
   return p;
 }
 
-int tb_plan_kernel_count(const tb_plan *p) { return p->nkernels; }
+int tb_plan_kernel_count(const tb_plan *p) { return launch_plan_kernels(p->core); }
 
-gpu_status tb_plan_run(const tb_plan *p, gpu_stream s) {
-  const gpu_backend *gpu = gpu_backend_get();
-  for (int i = 0; i < p->nsteps; i++) {
-    const plan_step *st = &p->steps[i];
-    gpu_status r = st->native ? st->run(st->self, s)
-                              : gpu->launch(st->fn, st->grid, st->block, st->smem, s, st->argv);
-    if (r != GPU_OK) {
-      char why[2048], api[64];
-      snprintf(why, sizeof why, "%s", gpu_last_error());
-      snprintf(api, sizeof api, "%s", gpu_last_error_api());
-      return gpu_set_api_error(r, api, "plan step %d ('%s'): %s", i + 1, st->name, why);
-    }
-  }
-  return GPU_OK;
-}
+gpu_status tb_plan_run(const tb_plan *p, gpu_stream s) { return launch_plan_run(p->core, gpu_backend_get(), s); }
 
 /* Appends the value on the top of the stack to the plan's reference table (user value 1) and
  * pops it; returns its index there. */
@@ -242,7 +217,7 @@ static void read_dims(lua_State *L, int step_idx, int stepno, const char *name, 
   lua_pop(L, 1);
 }
 
-static void build_call_step(lua_State *L, int plan_idx, int step_idx, int stepno, plan_step *st) {
+static void build_call_step(lua_State *L, tb_plan *p, int plan_idx, int step_idx, int stepno) {
   lua_getfield(L, step_idx, "call");
   int ud = lua_gettop(L);
   if (lua_type(L, ud) != LUA_TUSERDATA || !lua_getmetatable(L, ud))
@@ -250,25 +225,23 @@ static void build_call_step(lua_State *L, int plan_idx, int step_idx, int stepno
   lua_getfield(L, -1, "__tb_run");
   if (!lua_islightuserdata(L, -1))
     luaL_error(L, "plan step %d: call has no __tb_run in its metatable (not a library call object)", stepno);
-  st->run = (tb_native_run_fn)(uintptr_t)lua_touserdata(L, -1);
-  if (lua_getfield(L, -2, "__name") == LUA_TSTRING) snprintf(st->name, sizeof st->name, "%s", lua_tostring(L, -1));
-  else snprintf(st->name, sizeof st->name, "library call");
+  launch_plan_call_fn run = (launch_plan_call_fn)(uintptr_t)lua_touserdata(L, -1);
+  char name[128];
+  if (lua_getfield(L, -2, "__name") == LUA_TSTRING) snprintf(name, sizeof name, "%s", lua_tostring(L, -1));
+  else snprintf(name, sizeof name, "library call");
   lua_pop(L, 3);
-  st->self = lua_touserdata(L, ud);
-  st->native = 1;
+  tb_check_gpu(L, launch_plan_add_call(p->core, run, lua_touserdata(L, ud), name));
   keep_ref(L, plan_idx); /* pops the object: the plan keeps it alive */
 }
 
-static void build_kernel_step(lua_State *L, tb_plan *p, int plan_idx, int step_idx, int stepno,
-                              plan_step *st) {
+static void build_kernel_step(lua_State *L, tb_plan *p, int plan_idx, int step_idx, int stepno) {
+  struct { unsigned grid[3], block[3], smem; } geometry, *st = &geometry;
   lua_getfield(L, step_idx, "fn");
   int fidx = lua_gettop(L);
   if (luaL_testudata(L, fidx, TB_FUNCTION_MT) == NULL)
     luaL_error(L, "plan step %d: fn is a %s, not a tb.function", stepno, luaL_typename(L, fidx));
   tb_function *f = tb_check_function(L, fidx);
   const gpu_device_props *props = tb_current_props(L);
-  st->fn = f->fn;
-  snprintf(st->name, sizeof st->name, "%s", f->name);
 
   static const lua_Integer grid_limit[3] = {2147483647, 65535, 65535};
   static const lua_Integer block_limit[3] = {1024, 1024, 64};
@@ -306,10 +279,8 @@ static void build_kernel_step(lua_State *L, tb_plan *p, int plan_idx, int step_i
     luaL_error(L, "plan step %d: kernel '%s' takes %d parameters (driver), %d given", stepno, f->name,
                f->attrs.num_params, n);
 
-  st->argv = calloc(1, (size_t)n * (sizeof(void *) + 8) + 8);
-  if (st->argv == NULL) luaL_error(L, "plan step %d: out of host memory", stepno);
-  unsigned char *bytes = (unsigned char *)(st->argv + n);
-  st->nargs = n;
+  unsigned char slots[TB_MAX_PARAMS * LAUNCH_PLAN_SLOT];
+  memset(slots, 0, sizeof slots);
 
   for (int i = 1; i <= n; i++) {
     lua_rawgeti(L, aidx, i);
@@ -352,10 +323,10 @@ static void build_kernel_step(lua_State *L, tb_plan *p, int plan_idx, int step_i
       luaL_error(L, "plan step %d: argument %d is %s (%d bytes) but parameter %d of kernel '%s' takes %d bytes",
                  stepno, i, tb_arg_kind_names[s.kind], kind_size[s.kind], i, f->name,
                  (int)f->attrs.param_size[i - 1]);
-    pack(&s, bytes + 8 * (i - 1));
-    st->argv[i - 1] = bytes + 8 * (i - 1);
+    pack(&s, slots + LAUNCH_PLAN_SLOT * (i - 1));
     lua_settop(L, aidx);
   }
+  tb_check_gpu(L, launch_plan_add_kernel(p->core, f->fn, f->name, st->grid, st->block, st->smem, slots, n));
   lua_settop(L, fidx);
   keep_ref(L, plan_idx); /* pops fn: the plan keeps the function (and its module) alive */
 }
@@ -371,23 +342,22 @@ static int l_plan(lua_State *L) {
   lua_newtable(L);
   lua_setiuservalue(L, plan_idx, 1);
   luaL_setmetatable(L, TB_PLAN_MT);
-  p->steps = calloc((size_t)n, sizeof *p->steps);
+  p->core = launch_plan_new(n);
   p->tensors = calloc((size_t)n * TB_MAX_PARAMS, sizeof *p->tensors);
-  if (p->steps == NULL || p->tensors == NULL) return luaL_error(L, "tb.launch.plan: out of host memory");
+  if (p->core == NULL || p->tensors == NULL) return luaL_error(L, "tb.launch.plan: out of host memory");
   for (int i = 1; i <= n; i++) {
     lua_rawgeti(L, 1, i);
     int step_idx = lua_gettop(L);
     if (!lua_istable(L, step_idx))
       return luaL_error(L, "plan step %d is a %s, not a table", i, luaL_typename(L, step_idx));
-    p->nsteps = i; /* counted before filling so release frees a half-built step */
     int has_fn = lua_getfield(L, step_idx, "fn") != LUA_TNIL;
     int has_call = lua_getfield(L, step_idx, "call") != LUA_TNIL;
     lua_pop(L, 2);
     if (has_fn == has_call)
       return luaL_error(L, "plan step %d needs exactly one of fn (a kernel) or call (a library call)", i);
-    if (has_call) build_call_step(L, plan_idx, step_idx, i, &p->steps[i - 1]);
-    else build_kernel_step(L, p, plan_idx, step_idx, i, &p->steps[i - 1]);
-    p->nkernels++;
+    /* A step enters the plan whole or not at all, so a raise leaves a plan release frees. */
+    if (has_call) build_call_step(L, p, plan_idx, step_idx, i);
+    else build_kernel_step(L, p, plan_idx, step_idx, i);
     lua_settop(L, plan_idx);
   }
   return 1;
@@ -404,12 +374,12 @@ static int plan_run(lua_State *L) {
 }
 
 static int plan_steps(lua_State *L) {
-  lua_pushinteger(L, tb_check_plan(L, 1)->nsteps);
+  lua_pushinteger(L, launch_plan_steps(tb_check_plan(L, 1)->core));
   return 1;
 }
 
 static int plan_kernels(lua_State *L) {
-  lua_pushinteger(L, tb_check_plan(L, 1)->nkernels);
+  lua_pushinteger(L, launch_plan_kernels(tb_check_plan(L, 1)->core));
   return 1;
 }
 
@@ -423,9 +393,11 @@ static void push_dims(lua_State *L, const unsigned v[3]) {
 
 static int plan_describe(lua_State *L) {
   tb_plan *p = tb_check_plan(L, 1);
-  lua_createtable(L, p->nsteps, 0);
-  for (int i = 0; i < p->nsteps; i++) {
-    const plan_step *st = &p->steps[i];
+  int nsteps = launch_plan_steps(p->core);
+  lua_createtable(L, nsteps, 0);
+  for (int i = 0; i < nsteps; i++) {
+    launch_plan_step_info info, *st = &info;
+    launch_plan_step(p->core, i, st);
     lua_createtable(L, 0, 6);
     lua_pushstring(L, st->native ? "call" : "kernel");
     lua_setfield(L, -2, "kind");
@@ -454,14 +426,16 @@ static int plan_tostring(lua_State *L) {
   }
   luaL_Buffer b;
   luaL_buffinit(L, &b);
-  lua_pushfstring(L, "tb.plan (%d step%s:", p->nsteps, p->nsteps == 1 ? "" : "s");
+  int nsteps = launch_plan_steps(p->core);
+  lua_pushfstring(L, "tb.plan (%d step%s:", nsteps, nsteps == 1 ? "" : "s");
   luaL_addvalue(&b);
-  for (int i = 0; i < p->nsteps; i++) {
-    const plan_step *st = &p->steps[i];
-    if (st->native) lua_pushfstring(L, " %s%s", st->name, i + 1 < p->nsteps ? "," : "");
+  for (int i = 0; i < nsteps; i++) {
+    launch_plan_step_info info, *st = &info;
+    launch_plan_step(p->core, i, st);
+    if (st->native) lua_pushfstring(L, " %s%s", st->name, i + 1 < nsteps ? "," : "");
     else lua_pushfstring(L, " %s<<<(%d,%d,%d),(%d,%d,%d),%d>>>%s", st->name, (int)st->grid[0],
                          (int)st->grid[1], (int)st->grid[2], (int)st->block[0], (int)st->block[1],
-                         (int)st->block[2], (int)st->smem, i + 1 < p->nsteps ? "," : "");
+                         (int)st->block[2], (int)st->smem, i + 1 < nsteps ? "," : "");
     luaL_addvalue(&b);
   }
   luaL_addchar(&b, ')');
