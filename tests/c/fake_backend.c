@@ -299,9 +299,17 @@ static gpu_status f_copy_dtod(gpu_ptr dst, gpu_ptr src, size_t bytes, gpu_stream
   return copy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes, s);
 }
 
+static gpu_status f_module_load_file(gpu_module **m, const char *path);
+
 static gpu_status f_module_load_image(gpu_module **m, const void *image, size_t size) {
   *m = NULL;
   if (image == NULL) return gpu_set_error(GPU_ERR_INVALID, "fakeModuleLoadData: no image");
+  if (size > 0) { /* an image of the fake compiler: "fake-module <program>" */
+    char program[256];
+    if (sscanf(image, "fake-module %255s", program) != 1)
+      return gpu_set_error(GPU_ERR_INVALID, "fakeModuleLoadData: FAKE_ERROR_INVALID_IMAGE (not a fake module)");
+    return f_module_load_file(m, program);
+  }
   gpu_module *mod = new_object(sizeof *mod);
   mod->kernels = image;
   *m = mod;
@@ -526,6 +534,52 @@ static gpu_status f_tensormap_encode(void *out, const gpu_tensormap_spec *spec) 
 static void *f_native_context(void) { return NULL; }
 static void *f_native_stream(gpu_stream s) { return s; }
 
+/* ---- the compiler ------------------------------------------------------------------------------
+ * "Compiles" a source into a module of named C functions: the image names the program, and
+ * loading it gives the table fake_register_module registered under that program name (the host
+ * kernels' program names are "host/kernels/<file>"). rtc_compile caches these images like cubins. */
+
+static gpu_status c_version(int *major, int *minor) {
+  *major = 1, *minor = 0;
+  return GPU_OK;
+}
+
+static gpu_status c_target(const char *program, const char *arch, rtc_target *t) {
+  if (strcmp(arch, "fake") != 0)
+    return gpu_set_error(GPU_ERR_INVALID, "rtc_compile: %s: invalid architecture '%s' (the fake compiles for 'fake')",
+                         program, arch);
+  snprintf(t->extension, sizeof t->extension, "fake");
+  t->text_image = 1;
+  return GPU_OK;
+}
+
+static int c_implicit_options(const char *arch, const char **opts, int n, char *buf, size_t buf_len) { return n; }
+
+static gpu_status c_build(const char *source, const char *program, const rtc_header *headers, int n_headers,
+                          const char *const *options, int n_options, const rtc_target *t, rtc_result *out) {
+  fake.compiles++;
+  if (strstr(source, "FAKE_COMPILE_ERROR")) {
+    out->log = strdup("fake.cu(1): error: FAKE_COMPILE_ERROR");
+    return gpu_set_error(GPU_ERR_COMPILE, "fakeCompileProgram: %s: FAKE_ERROR_COMPILATION\n%s", program, out->log);
+  }
+  size_t n = strlen(program) + sizeof "fake-module \n";
+  out->image = malloc(n);
+  out->log = strdup("");
+  if (out->image == NULL || out->log == NULL) abort();
+  snprintf(out->image, n, "fake-module %s\n", program);
+  out->size = n; /* text: counts its NUL */
+  return GPU_OK;
+}
+
+static const gpu_compiler fake_compiler = {
+  .name = "fakecc",
+  .default_arch = "fake",
+  .version = c_version,
+  .target = c_target,
+  .implicit_options = c_implicit_options,
+  .build = c_build,
+};
+
 /* ---- kernel timestamps ----------------------------------------------------------------------- */
 
 static gpu_status t_start(void) {
@@ -644,6 +698,7 @@ static const gpu_timestamps fake_timestamps = {
 
 static const gpu_backend fake_gpu = {
   .name = "fake",
+  .compiler = &fake_compiler,
   .init = f_init,
   .version = f_version,
   .device_count = f_device_count,

@@ -17,6 +17,11 @@
  *   - kernel timestamps (gpu_backend.timestamps, "fake"): every executed kernel leaves a record
  *     [start, end) tagged with the id pushed around its launch (a graph launch's id for its
  *     kernels, as CUPTI does), collected like CUPTI's (union of intervals, markers);
+ *   - a compiler (gpu_backend.compiler, "fakecc", arch "fake"): rtc_compile of any source named
+ *     <program> yields an image that loads as the table registered under <program> with
+ *     fake_register_module (host kernels: "host/kernels/verify.cu", ...); a source containing
+ *     FAKE_COMPILE_ERROR fails with GPU_ERR_COMPILE; fake.compiles counts real compiles (cache
+ *     misses);
  *   - failure injection: a launch that fails (fake.fail_launch_at), memory that runs out
  *     (fake.mem_limit), a stream that stays busy (fake.busy_polls) or hangs (fake.hang), a
  *     timestamp source that is absent (fake.timestamps_absent) or tags nothing.
@@ -112,6 +117,7 @@ typedef struct fake_state {
   double now_ns;                 /* the fake GPU clock */
   uint64_t kernels_run;          /* kernel executions (graph replays included) */
   uint64_t graph_launches, captures, allocs, frees, timestamp_flushes;
+  uint64_t compiles;             /* the compiler's builds (cache misses) */
   size_t bytes_in_use;
   int timestamps_started, trace_all_api;
   char marker[64];               /* set_marker's prefix */
