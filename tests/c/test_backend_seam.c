@@ -1,7 +1,8 @@
 /* test_backend_seam.c: the layers above host/gpu/ run on any backend. With the fake backend
  * (tests/c/fake_backend.h) chosen at run time, and no CUDA: host kernels compile through the
  * backend's compiler table into the verified on-disk cache; a launch plan runs kernel and library
- * steps in order and names a failing step; verification finds planted mismatches through the
+ * steps in order and names a failing step; the timer's engine measures a plan (eager and as a
+ * graph, eviction before every run); verification finds planted mismatches through the
  * compare kernel's result layout, frees its scratch on every path and reports a failed or hung
  * kernel the way tb.verify raises it. */
 #include <math.h>
@@ -14,6 +15,7 @@
 #include "fake_backend.h"
 #include "host_kernels.h"
 #include "launch_plan.h"
+#include "measure/measure.h"
 #include "verify.h"
 
 static int failures;
@@ -101,6 +103,23 @@ static void scale_thread(const fake_launch *l, const unsigned b[3], const unsign
 static const fake_kernel plan_kernels[] = {
   {.name = "axpy", .thread = axpy_thread, .duration_ns = 2000, .nargs = 4, .arg_bytes = {8, 8, 4, 8}},
   {.name = "scale", .thread = scale_thread, .duration_ns = 500, .nargs = 3, .arg_bytes = {8, 4, 4}},
+  {NULL},
+};
+
+/* The timer's host kernels: eviction (the fake reads nothing) and the clock probe (1500 MHz). */
+static gpu_status clock_probe(const fake_launch *l) {
+  unsigned long long *out = FAKE_PTR(l, 0, unsigned long long);
+  unsigned window = FAKE_ARG(l, 1, unsigned);
+  for (unsigned sm = 0; sm < l->grid[0]; sm++) out[2 * sm] = 1500ull * window / 1000, out[2 * sm + 1] = window;
+  return GPU_OK;
+}
+static const fake_kernel evict_kernels[] = {
+  {.name = "tb_evict_read", .duration_ns = 700, .nargs = 4, .arg_bytes = {8, 8, 8, 4}},
+  {.name = "tb_evict_pages", .duration_ns = 100, .nargs = 5, .arg_bytes = {8, 8, 8, 8, 4}},
+  {NULL},
+};
+static const fake_kernel probe_kernels[] = {
+  {.name = "tb_clock_probe", .run = clock_probe, .duration_ns = 2000, .nargs = 2, .arg_bytes = {8, 4}},
   {NULL},
 };
 
@@ -227,6 +246,71 @@ static void plan_runs_its_steps_in_order(void) {
   B->mem_free(px), B->mem_free(py);
 }
 
+static gpu_status run_launch_plan(void *plan, gpu_stream s) { return launch_plan_run(plan, gpu_backend_get(), s); }
+
+/* The timer's engine times a launch plan: two kernels per run, eviction before each, eager and
+ * replayed as a graph, with the backend's kernel timestamps. */
+static void timer_measures_a_plan(void) {
+  enum { N = 256 };
+  float x[N] = {0}, y[N] = {0};
+  gpu_ptr px = upload(x, sizeof x), py = upload(y, sizeof y);
+  gpu_module *m = NULL;
+  gpu_function *axpy = NULL, *scale = NULL;
+  rtc_result r;
+  CHECK(rtc_compile("axpy and scale", "plan.cu", NULL, 0, NULL, 0, "fake", &r) == GPU_OK, "%s", gpu_last_error());
+  CHECK(B->module_load_image(&m, r.image, r.size) == GPU_OK, "%s", gpu_last_error());
+  rtc_result_free(&r);
+  B->function_get(&axpy, m, "axpy"), B->function_get(&scale, m, "scale");
+  unsigned char axpy_args[4][LAUNCH_PLAN_SLOT] = {{0}}, scale_args[3][LAUNCH_PLAN_SLOT] = {{0}};
+  float a = 1, factor = 1;
+  int64_t n64 = N;
+  int32_t n32 = N;
+  memcpy(axpy_args[0], &px, 8), memcpy(axpy_args[1], &py, 8), memcpy(axpy_args[2], &a, 4);
+  memcpy(axpy_args[3], &n64, 8);
+  memcpy(scale_args[0], &py, 8), memcpy(scale_args[1], &factor, 4), memcpy(scale_args[2], &n32, 4);
+  unsigned grid[3] = {N / 128, 1, 1}, block[3] = {128, 1, 1};
+  launch_plan *p = launch_plan_new(2);
+  launch_plan_add_kernel(p, axpy, "axpy", grid, block, 0, axpy_args, 4);
+  launch_plan_add_kernel(p, scale, "scale", grid, block, 0, scale_args, 3);
+
+  measure_kernels k = {0};
+  CHECK(host_kernel(B, "fake", "evict.cu", "tb_evict_read", &k.evict_read) == GPU_OK, "%s", gpu_last_error());
+  CHECK(host_kernel(B, "fake", "clock_probe.cu", "tb_clock_probe", &k.clock_probe) == GPU_OK, "%s", gpu_last_error());
+  static measure_cache cache;
+  measure_env env = {.gpu = B, .props = &fake.props, .stream = S, .buffer_sync_timeout_s = 1, .cache = &cache,
+                     .kernels = k, .work = {run_launch_plan, p, launch_plan_kernels(p)}};
+  for (int graph = 0; graph <= 1; graph++) {
+    measure_opts o = measure_default_opts;
+    o.mode = 1, o.repeat = 5, o.warmup = 1, o.graph = graph;
+    char msg[256];
+    CHECK(measure_opts_check(&o, msg, sizeof msg) == 0, "%s", msg);
+    size_t ops_before = fake.n_ops;
+    measure_result res;
+    gpu_status st = measure_run(&env, &o, &res);
+    CHECK(st == GPU_OK && res.code == NULL, "graph %d: %d %s", graph, st, res.message);
+    CHECK(res.n == 5 && strcmp(res.clock, "cupti") == 0 && res.clock_reason[0] == '\0',
+          "graph %d: %zu samples, clock %s (%s)", graph, res.n, res.clock, res.clock_reason);
+    CHECK(fabs(res.summary.median - 2.5e-3) < 1e-9, "graph %d: median %g ms (axpy 2000 ns + scale 500 ns)", graph,
+          res.summary.median);
+    CHECK(res.kernels_per_run_median == 2 && res.graph == graph, "graph %d: %g kernels per run, graph %d", graph,
+          res.kernels_per_run_median, res.graph);
+    measure_result_free(&res);
+    if (graph) break;
+    /* eager: warm-up and kept runs, each right after an eviction */
+    size_t runs = 0, evicted = 0;
+    const char *prev = NULL;
+    for (size_t i = ops_before; i < fake.n_ops; i++) {
+      if (fake.ops[i].kind != FAKE_OP_KERNEL) continue;
+      if (strcmp(fake.ops[i].kernel, "axpy") == 0) runs++, evicted += prev && strcmp(prev, "tb_evict_read") == 0;
+      prev = fake.ops[i].kernel;
+    }
+    CHECK(runs == 6 && evicted == runs, "%zu of %zu runs evicted first", evicted, runs);
+  }
+  measure_cache_free(&cache, B);
+  launch_plan_free(p);
+  B->mem_free(px), B->mem_free(py);
+}
+
 static void verify_finds_planted_mismatches(void) {
   enum { N = 5000 };
   static float out[N], ref[N];
@@ -290,10 +374,13 @@ int main(void) {
   fake_reset();
   fake_register_module("host/kernels/verify.cu", verify_kernels);
   fake_register_module("plan.cu", plan_kernels);
+  fake_register_module("host/kernels/evict.cu", evict_kernels);
+  fake_register_module("host/kernels/clock_probe.cu", probe_kernels);
   backend_is_chosen_at_run_time();
   CHECK(B->stream_create(&S) == GPU_OK, "%s", gpu_last_error());
   host_kernels_compile_through_the_backend(cache);
   plan_runs_its_steps_in_order();
+  timer_measures_a_plan();
   verify_finds_planted_mismatches();
   fake_reset();
   host_kernels_forget();
