@@ -101,6 +101,25 @@ local function number_or_nil(v)
   return n
 end
 
+-- A numeric cell of a result file: empty, or a finite number >= 0 (a time, rho, speedup,
+-- E_lib, noise, bytes, flops). Anything else is a damaged file: raise naming the file, where in
+-- it, the column or field and what was expected, never pass NaN or inf on to the geomeans.
+local function checked_number(v, where, name)
+  if v == nil then return nil end
+  local n = v
+  if type(v) == "string" then
+    local s = v:match("^%s*(.-)%s*$")
+    if s == "" then return nil end
+    n = tonumber(s)
+  end
+  if type(n) ~= "number" or n ~= n or n == math.huge or n == -math.huge or n < 0 then
+    local got = type(v) == "string" and ("'" .. v .. "'") or (type(v) == "number" and tostring(v) or
+      require("tilebench.util").describe(v))
+    error(("%s: %s: expected a finite number >= 0 or nothing, got %s"):format(where, name, got), 0)
+  end
+  return n
+end
+
 -- Half a unit of the last printed digit of a time, relative to the time: the resolution of a
 -- rounded CSV (TileBench prints 4 decimals in ms, so 0.0041 ms is known to +-1.2 %).
 local function resolution_of(text, ms)
@@ -153,9 +172,11 @@ function M.read_csv(path, opts)
   end
   for lineno, row in ipairs(data.rows) do
     local c = get_case(t, row.params or "", row.dtype or "")
+    local where = ("%s:%d"):format(path, lineno + 1)
+    local function cell(col) return checked_number(row[col], where, "column '" .. col .. "'") end
     for _, impl in ipairs(t.impls) do
       local text = row[impl .. "_ms"]
-      local ms = number_or_nil(text)
+      local ms = cell(impl .. "_ms")
       local status = row["status_" .. impl]
       status = status and status ~= "" and status or nil
       local reason = row["reason_" .. impl]
@@ -171,8 +192,8 @@ function M.read_csv(path, opts)
       end
       c.by_impl[impl] = {
         ms = M.TIMED[status] and ms or nil, status = status, reason = reason,
-        rho = number_or_nil(row["rho_" .. impl]), speedup = number_or_nil(row["speedup_" .. impl]),
-        elib = number_or_nil(row["elib_" .. impl]), noise = number_or_nil(row["noise_" .. impl]),
+        rho = cell("rho_" .. impl), speedup = cell("speedup_" .. impl),
+        elib = cell("elib_" .. impl), noise = cell("noise_" .. impl),
         resolution = resolution_of(text, ms),
       }
     end
@@ -219,6 +240,8 @@ end
 -- impl, status, reason, ms, samples, stats, flops, bytes, rho, speedup, elib), either as the
 -- top-level array or under "rows"/"results"/"cases", possibly nested; every table with an
 -- "impl" field is a row.
+local check_raw_row -- below, with the raw fields
+
 local function collect_rows(node, out, depth)
   if type(node) ~= "table" or depth > 6 then return end
   if node.impl ~= nil or node.implementation ~= nil then out[#out + 1] = node return end
@@ -233,6 +256,61 @@ local function numbers(list)
     if n then out[#out + 1] = n end
   end
   return #out > 0 and out or nil
+end
+
+-- The type of each field a raw row may hold (absent and null are always fine). A row of the
+-- wrong shape is a damaged file: say which row, which field and what it should be.
+local RAW_FIELDS = {
+  operator = "string", mode = "string", impl = "string", implementation = "string", dtype = "string",
+  status = "string", reason = "string", category = "string", baseline = "string", case_id = "string",
+  params = "params", ms = "number", rho = "number", speedup = "number", elib = "number", noise = "number",
+  bytes = "number", flops = "number", samples = "numbers", stats = "stats",
+}
+local STATS_FIELDS = {median = "number", noise = "number", rel_noise = "number", relative_noise = "number",
+                      samples = "numbers"}
+
+local function check_field(path, where, key, v, want, val)
+  local util = require("tilebench.util")
+  local function bad(what)
+    error(("%s: %s: field '%s' must be %s, got %s"):format(path, where, key, what, util.describe(v)), 0)
+  end
+  if want == "string" then
+    if type(v) ~= "string" then bad("a string") end
+  elseif want == "number" then
+    if type(v) ~= "number" or v ~= v or v == math.huge or v == -math.huge or v < 0 then
+      bad("a finite number >= 0")
+    end
+  elseif want == "params" then
+    if type(v) ~= "string" and (type(v) ~= "table" or #v > 0) then bad("a string or an object") end
+    if type(v) == "table" then
+      for k, x in pairs(v) do
+        if type(k) ~= "string" or (type(x) ~= "string" and type(x) ~= "number" and type(x) ~= "boolean") then
+          bad("an object of names to numbers or strings")
+        end
+      end
+    end
+  elseif want == "numbers" then
+    if type(v) ~= "table" or (next(v) ~= nil and #v == 0) then bad("a list of numbers") end
+    for j, x in ipairs(v) do
+      if val(x) ~= nil then check_field(path, where, ("%s[%d]"):format(key, j), x, "number", val) end
+    end
+  elseif want == "stats" then
+    if type(v) ~= "table" or #v > 0 then bad("an object") end
+    for k, w in pairs(STATS_FIELDS) do
+      if val(v[k]) ~= nil then check_field(path, where, "stats." .. k, v[k], w, val) end
+    end
+  end
+end
+
+check_raw_row = function(path, i, r, val)
+  local where = ("row %d"):format(i)
+  if type(r.impl) == "string" and type(r.operator) == "string" then
+    where = ("row %d (%s %s)"):format(i, r.operator, r.impl)
+  end
+  for key, want in pairs(RAW_FIELDS) do
+    local v = val(r[key])
+    if v ~= nil then check_field(path, where, key, v, want, val) end
+  end
 end
 
 -- Returns a list of tables (one per operator and mode found in the file).
@@ -254,7 +332,8 @@ function M.read_raw(path)
   local tables, order = {}, {}
   local null = cjson.null
   local function val(v) if v == null then return nil end return v end
-  for _, r in ipairs(rows) do
+  for i, r in ipairs(rows) do
+    check_raw_row(path, i, r, val)
     local op = val(r.operator) or file_op
     local mode = val(r.mode) or file_mode or "default"
     local id = op .. "\0" .. mode
