@@ -123,6 +123,26 @@ function Journal:close()
 end
 Journal.__close = Journal.close
 
+-- What the outputs expect of a journal entry's fields (NaN and infinities are written as strings).
+local NONFINITE_TEXT = { NaN = true, Infinity = true, ["-Infinity"] = true }
+local function is_number(v) return type(v) == "number" or NONFINITE_TEXT[v] == true end
+local ENTRY_TYPES = {
+  ["a string"] = function(v) return type(v) == "string" end,
+  ["a number"] = is_number,
+  ["an object"] = function(v) return type(v) == "table" and #v == 0 end,
+  ["a list of numbers"] = function(v)
+    if type(v) ~= "table" or (next(v) ~= nil and #v == 0) then return false end
+    for _, x in ipairs(v) do if not is_number(x) then return false end end
+    return true
+  end,
+}
+local ENTRY_FIELDS = {
+  status = "a string", reason = "a string", config = "a string", case_id = "a string", category = "a string",
+  params = "an object", stats = "an object", samples = "a list of numbers",
+  ms = "a number", latency_ms = "a number", gbs = "a number", tflops = "a number", bytes = "a number",
+  flops = "a number", intensity = "a number", rho = "a number", speedup = "a number", elib = "a number",
+}
+
 -- Why a journal entry cannot be used, or nil. Its operator and mode name output files
 -- (csv/<operator>_<mode>.csv, raw/<operator>.json), so they must pass util.is_name, the rule
 -- --gpu is held to: an edited journal cannot make resume or merge write outside results/.
@@ -136,6 +156,21 @@ function M.entry_problem(r)
   end
   if r.case_index ~= nil and math.type(r.case_index) ~= "integer" then
     return string.format("case_index %s is not an integer", util.describe(r.case_index))
+  end
+  -- The other fields the outputs read, by type (an entry of the wrong shape is skipped and its
+  -- item re-run, never passed on to the CSV writer). A case entry names its dtype and impl.
+  if r.case_index ~= nil then
+    for _, field in ipairs({ "dtype", "impl" }) do
+      if type(r[field]) ~= "string" then
+        return string.format("%s %s is not a string", field, util.describe(r[field]))
+      end
+    end
+  end
+  for field, want in pairs(ENTRY_FIELDS) do
+    local v = r[field]
+    if v ~= nil and not ENTRY_TYPES[want](v) then
+      return string.format("%s %s is not %s", field, util.describe(v), want)
+    end
   end
   return nil
 end

@@ -139,3 +139,65 @@ describe("journal", function()
     assert.same({}, journal.join({}))
   end)
 end)
+
+-- Issue 13: an entry of the wrong shape (edited, or from another version) is skipped with
+-- file:line, the field and what it should be, and never reaches the outputs.
+describe("journal entries of the wrong shape", function()
+  local good = { operator = "vector_add", mode = "default", dtype = "fp16", case_index = 2, impl = "cuda",
+                 status = "ok", reason = "", config = "BLOCK=256", case_id = "n=4096", category = "Point-wise",
+                 params = { n = 4096 }, stats = { median = 0.01 }, samples = { 0.01, 0.011 }, ms = 0.01,
+                 latency_ms = 0.01, gbs = 100.5, tflops = 0.1, bytes = 4096, flops = 1024, intensity = 0.25,
+                 rho = 0.5, speedup = 1.1, elib = 0.9 }
+  local kinds = { string = "x", integer = 3, float = 0.5, boolean = true, list = { 1, 2 }, object = { a = 1 },
+                  strings = { "a" } }
+  local expected = {
+    operator = { string = true }, mode = { string = true }, dtype = { string = true }, impl = { string = true },
+    case_index = { integer = true }, status = { string = true }, reason = { string = true },
+    config = { string = true }, case_id = { string = true }, category = { string = true },
+    params = { object = true }, stats = { object = true }, samples = { list = true },
+  }
+  for _, f in ipairs({ "ms", "latency_ms", "gbs", "tflops", "bytes", "flops", "intensity", "rho", "speedup", "elib" }) do
+    expected[f] = { integer = true, float = true }
+  end
+
+  it("accepts the good entry, NaN and infinities as the encoder writes them", function()
+    assert.is_nil(journal.entry_problem(good))
+    local r = journal.decode(journal.encode({ operator = "a", dtype = "fp16", impl = "x", case_index = 1,
+                                              ms = 0 / 0, rho = math.huge, samples = { -math.huge, 1 } }))
+    assert.is_nil(journal.entry_problem(r))
+  end)
+
+  it("names the field of every wrong type, and read skips the entry at its line", function()
+    local path = os.tmpname()
+    for field, ok_kinds in pairs(expected) do
+      for kind, v in pairs(kinds) do
+        if not ok_kinds[kind] and not (field == "operator" and kind == "string") then
+          local r = {}
+          for k, x in pairs(good) do r[k] = x end
+          r[field] = v
+          local why = journal.entry_problem(r)
+          assert.is_string(why, field .. " = " .. kind)
+          assert.matches("^" .. field .. " ", why)
+          local fh = assert(io.open(path, "wb"))
+          fh:write(journal.encode({ journal = 1 }), "\n", journal.encode(good), "\n", journal.encode(r), "\n")
+          fh:close()
+          local _, rows, problems = journal.read(path)
+          assert.are.equal(1, #rows)
+          assert.are.equal(1, #problems)
+          assert.are.equal(path .. ":3: entry skipped: " .. why, problems[1])
+        end
+      end
+    end
+    os.remove(path)
+  end)
+
+  it("requires dtype and impl of a case entry, not of an operator entry", function()
+    for _, f in ipairs({ "dtype", "impl" }) do
+      local r = {}
+      for k, x in pairs(good) do r[k] = x end
+      r[f] = nil
+      assert.matches("^" .. f .. " nil is not a string", journal.entry_problem(r))
+    end
+    assert.is_nil(journal.entry_problem({ operator = "broken", mode = "default", status = "failed", reason = "x" }))
+  end)
+end)
