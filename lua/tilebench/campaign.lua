@@ -18,17 +18,14 @@ M.FIELDS = {
   cases        = { "string|table", "case subset per dtype: '1-3,7', 'first', 'last', 'ends', 'all'; or {default = .., <operator> = ..}" },
   impls        = { "table", "only these implementations (default: all of each operator)" },
   modes        = { "table", "{'default'}, {'autotune'} or both" },
-  protocol     = { "table", "timer options: mode, warmup, repeat, max_noise, min_time, timeout, flush, graph, clock, min_samples, max_samples, flush_mode, clock_check, throttle_threshold, sustained_clock, graph_group, group_events" },
+  protocol     = { "table", "timer options: the names of tb.timer.options (`tilebench run --help` lists them as flags)" },
   gate         = { "table", "{rho = x, elib = y}: verified cases under either are 'slow'" },
   gate_exit    = { "boolean", "exit 3 when any case is slow, wrong, failed or timed out (--gate)" },
   case_timeout = { "number", "seconds a case may take beyond the protocol's timeout (default 60)" },
   metrics      = { "table", "extra metrics: {name = function(row) -> number|nil}, computed per row" },
 }
 
-M.PROTOCOL_KEYS = { mode = "string", warmup = "number", ["repeat"] = "number", max_noise = "number",
-  min_time = "number", timeout = "number", flush = "boolean", graph = "boolean", clock = "string",
-  min_samples = "number", max_samples = "number", flush_mode = "string", clock_check = "boolean",
-  throttle_threshold = "number", sustained_clock = "boolean", graph_group = "number", group_events = "string" }
+-- The protocol's keys and their checks come from tb.timer.options (options.check_protocol).
 
 M.DEFAULT_CASE_TIMEOUT = 60
 
@@ -61,16 +58,7 @@ function M.validate(c, where)
       error(string.format("%s: field 'modes': unknown mode '%s' (default, autotune)", where, tostring(m)), 0)
     end
   end
-  for k, v in pairs(c.protocol or {}) do
-    local ty = M.PROTOCOL_KEYS[k]
-    if not ty then error(string.format("%s: field 'protocol': unknown key '%s'", where, tostring(k)), 0) end
-    if type(v) ~= ty then
-      error(string.format("%s: field 'protocol.%s' must be a %s, got %s", where, k, ty, type(v)), 0)
-    end
-  end
-  if c.protocol and c.protocol.mode and c.protocol.mode ~= "fixed" and c.protocol.mode ~= "adaptive" then
-    error(string.format("%s: field 'protocol.mode' must be 'fixed' or 'adaptive'", where), 0)
-  end
+  require("tilebench.options").check_protocol(c.protocol or {}, where)
   for k, v in pairs(c.gate or {}) do
     if (k ~= "rho" and k ~= "elib") or type(v) ~= "number" then
       error(string.format("%s: field 'gate': expected {rho = number, elib = number}, got key '%s'", where, tostring(k)), 0)

@@ -116,4 +116,98 @@ function M.help(spec)
   return table.concat(lines, "\n")
 end
 
+-- ---- the timer's protocol options ---------------------------------------------------------------
+-- Declared once, in C (host/measure/options.c), and listed by tb.timer.options (name, type, default,
+-- desc, choices, min, max). The `tilebench run` flags, their --help lines and the campaign's
+-- protocol validation are generated from that list, so a new timing option is one row in C.
+-- A flag is the option's name with dashes (booleans: --NAME and --no-NAME), but for these two:
+-- --mode selects the configuration mode (default, autotune) and --timer predates `clock`.
+M.PROTOCOL_FLAG_NAMES = { mode = "protocol", clock = "timer" }
+
+function M.timer_options() return require("tb.timer").options end
+
+local function fmt_num(v)
+  if v == math.floor(v) and math.abs(v) < 1e15 then return string.format("%d", v) end
+  return string.format("%g", v)
+end
+
+-- "in [min, max]" (integers as integers).
+function M.range_text(o) return string.format("in [%s, %s]", fmt_num(o.min), fmt_num(o.max)) end
+
+local function in_range(o, v)
+  return v >= o.min and v <= o.max and (o.type ~= "integer" or v == math.floor(v))
+end
+
+-- Spec entries (for M.parse and M.help) of every timer option; each carries protocol = the
+-- option's name (and value = true/false for a boolean's two flags).
+function M.protocol_flags()
+  local spec = {}
+  for _, o in ipairs(M.timer_options()) do
+    local flag = M.PROTOCOL_FLAG_NAMES[o.name] or o.name:gsub("_", "-")
+    local desc = string.format("%s (default %s)", o.desc, o.default)
+    if o.type == "boolean" then
+      spec[#spec + 1] = { name = flag, type = "flag", desc = desc, protocol = o.name, value = true }
+      spec[#spec + 1] = { name = "no-" .. flag, type = "flag", desc = "the opposite of --" .. flag,
+                          protocol = o.name, value = false }
+    elseif o.type == "choice" then
+      spec[#spec + 1] = { name = flag, type = "string", choices = o.choices, metavar = table.concat(o.choices, "|"),
+                          desc = desc, protocol = o.name }
+    else
+      spec[#spec + 1] = { name = flag, type = o.type, metavar = o.type == "integer" and "N" or "X", desc = desc,
+                          protocol = o.name,
+                          validate = function(v)
+                            if in_range(o, v) then return true end
+                            return false, "must be " .. M.range_text(o)
+                          end }
+    end
+  end
+  return spec
+end
+
+-- The protocol fields given on the command line, by option name. A boolean given both ways is a
+-- usage error.
+function M.protocol_from(opts, spec)
+  local p, flag_of = {}, {}
+  for _, o in ipairs(spec) do
+    if o.protocol and opts[o.name] ~= nil then
+      local v = opts[o.name]
+      if o.type == "flag" then v = o.value end
+      if flag_of[o.protocol] and p[o.protocol] ~= v then
+        M.usage_error("options --%s and --%s contradict each other", flag_of[o.protocol], o.name)
+      end
+      p[o.protocol], flag_of[o.protocol] = v, o.name
+    end
+  end
+  return p
+end
+
+-- Checks a protocol table (a campaign's `protocol` field) against tb.timer.options: known keys,
+-- Lua types (number, boolean, string for a choice), choices and ranges. Raises
+-- "<where>: field 'protocol.KEY' ...".
+function M.check_protocol(p, where)
+  local by = {}
+  for _, o in ipairs(M.timer_options()) do by[o.name] = o end
+  for k, v in pairs(p) do
+    local o = by[k]
+    if not o then
+      error(string.format("%s: field 'protocol': unknown key '%s'", where, tostring(k)), 0)
+    end
+    local ty = (o.type == "boolean" and "boolean") or (o.type == "choice" and "string") or "number"
+    if type(v) ~= ty then
+      error(string.format("%s: field 'protocol.%s' must be a %s, got %s", where, k, ty, type(v)), 0)
+    end
+    if o.choices then
+      local ok = false
+      for _, c in ipairs(o.choices) do ok = ok or c == v end
+      if not ok then
+        error(string.format("%s: field 'protocol.%s' must be one of %s, got '%s'", where, k,
+          table.concat(o.choices, ", "), v), 0)
+      end
+    elseif ty == "number" and not in_range(o, v) then
+      error(string.format("%s: field 'protocol.%s' must be %s %s, got %s", where, k,
+        o.type == "integer" and "an integer" or "a number", M.range_text(o), tostring(v)), 0)
+    end
+  end
+end
+
 return M

@@ -24,7 +24,7 @@ expect 2 "option --shard: expected k/n with 1 <= k <= n, got '3/2'" --operator b
 expect 2 "option --shard: expected k/n" --operator broken_unwritten --shard x
 expect 2 "option --case-timeout: must be > 0" --operator broken_unwritten --case-timeout 0
 expect 2 "option --case-timeout expects a number, got 'soon'" --operator broken_unwritten --case-timeout soon
-expect 2 "option --repeat: must be > 0" --operator broken_unwritten --repeat 0
+expect 2 "option --repeat: must be in \[1, 10000000\]" --operator broken_unwritten --repeat 0
 expect 2 "option --warmup expects an integer, got '1.5'" --operator broken_unwritten --warmup 1.5
 expect 2 "option --mode must be one of default, autotune, got 'fast'" --operator broken_unwritten --mode fast
 expect 2 "option --timer must be one of cupti, events" --operator broken_unwritten --timer wall

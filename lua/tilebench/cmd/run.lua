@@ -31,16 +31,6 @@ M.spec = {
   { name = "device", type = "integer", metavar = "N", desc = "CUDA device ordinal", validate = nonneg },
   { name = "mode", type = "string", choices = { "default", "autotune" }, desc = "configuration mode (default: the campaign's, else default)" },
   { name = "autotune", type = "flag", desc = "same as --mode autotune" },
-  { name = "warmup", type = "integer", desc = "fixed protocol: warm-up runs", validate = nonneg },
-  { name = "repeat", type = "integer", desc = "fixed protocol: timed runs", validate = positive },
-  { name = "max-noise", type = "number", desc = "adaptive: stop under this relative stdev", validate = positive },
-  { name = "min-time", type = "number", desc = "adaptive: seconds of GPU time at least", validate = nonneg },
-  { name = "timeout", type = "number", desc = "adaptive: wall seconds at most per measurement", validate = positive },
-  { name = "no-flush", type = "flag", desc = "do not evict the L2 before runs" },
-  { name = "no-graph", type = "flag", desc = "launch eagerly instead of replaying a CUDA graph" },
-  { name = "graph-group", type = "integer", metavar = "N", desc = "samples (eviction, run) per graph launch; 0: by the case (default), 1: a launch per run", validate = nonneg },
-  { name = "group-events", type = "string", choices = { "split", "inline" }, desc = "graph groups: the event after each run beside the kernels (split, default) or in line (inline)" },
-  { name = "timer", type = "string", choices = { "cupti", "events" }, desc = "clock to report" },
   { name = "gate", type = "flag", desc = "exit 3 when any case is slow, wrong, failed or timed out" },
   { name = "gate-rho", type = "number", desc = "mark verified cases under this rho slow", validate = nonneg },
   { name = "gate-elib", type = "number", desc = "mark verified cases under this E_lib slow", validate = nonneg },
@@ -51,6 +41,8 @@ M.spec = {
   { name = "dry-run", type = "flag", desc = "print the cases that would run, run nothing" },
   { name = "quiet", type = "flag", desc = "no per-case lines" },
 }
+-- The timer's protocol options, generated from tb.timer.options (options.protocol_flags).
+for _, o in ipairs(options.protocol_flags()) do M.spec[#M.spec + 1] = o end
 
 M.summary = "run operators or a campaign: verify, time, write results/<gpu>/csv"
 M.usage = "usage: tilebench run [CAMPAIGN.lua] [--operator A,B] [options]\n"
@@ -70,18 +62,10 @@ end
 
 -- The command line's protocol fields (only those given).
 function M.protocol_overrides(opts)
-  local p = {}
-  if opts.warmup then p.warmup = opts.warmup end
-  if opts["repeat"] then p["repeat"] = opts["repeat"] end
-  if opts.warmup or opts["repeat"] then p.mode = "fixed" end
-  if opts["max-noise"] then p.max_noise = opts["max-noise"]; p.mode = p.mode or "adaptive" end
-  if opts["min-time"] then p.min_time = opts["min-time"] end
-  if opts.timeout then p.timeout = opts.timeout end
-  if opts["no-flush"] then p.flush = false end
-  if opts["no-graph"] then p.graph = false end
-  if opts["graph-group"] then p.graph_group = opts["graph-group"] end
-  if opts["group-events"] then p.group_events = opts["group-events"] end
-  if opts.timer then p.clock = opts.timer end
+  local p = options.protocol_from(opts, M.spec)
+  -- Naming the fixed protocol's fields selects it; max_noise the adaptive one.
+  if (p.warmup or p["repeat"]) and p.mode == nil then p.mode = "fixed" end
+  if p.max_noise and p.mode == nil then p.mode = "adaptive" end
   return p
 end
 
