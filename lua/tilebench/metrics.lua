@@ -16,11 +16,12 @@
 --                                  row.status and row.reason when the row becomes slow
 --
 -- Units: gbs = bytes / t / 1e9 with t in s; tflops = flops / t / 1e12; intensity = flops/byte.
--- rho = W / (t * P) for the binding resource: a case whose intensity is under the ridge point
--- P_compute / P_bandwidth is memory-bound (W = bytes, P = bandwidth), else compute-bound
--- (W = flops, P = the ceiling peaks.ceiling picks for its dtype and category: the matrix rate
--- of the dtype for MatMul/Attn, the fp32 vector rate otherwise). A case with no flops formula
--- (or 0 flops) is memory-bound; one with flops but no bytes is compute-bound.
+-- rho = W / (t * P) for the binding resource, computed by peaks.roofline (the report's roofline
+-- uses the same function): a case whose intensity is under the ridge point P_compute /
+-- P_bandwidth is memory-bound (W = bytes, P = bandwidth), else compute-bound (W = flops, P = the
+-- ceiling peaks.ceiling picks for its dtype and category: the matrix rate of the dtype for
+-- MatMul/Attn, the fp32 vector rate otherwise). A case with no flops formula (or 0 flops) is
+-- memory-bound; one with flops but no bytes is compute-bound.
 -- speedup = t_baseline / t_impl; elib = t_lib / t_impl.
 local peaks_mod = require("tilebench.peaks")
 
@@ -73,22 +74,9 @@ function M.compute(row, ctx)
     if type(flops) == "number" then m.tflops = flops / t / 1e12 end
     if positive(flops) and positive(bytes) then m.intensity = flops / bytes end
     local p = row.peaks or ctx.peaks
-    if p and (positive(flops) or positive(bytes)) then
-      local ceiling, key = peaks_mod.ceiling(p, dtype, category)
-      local bw = peaks_mod.bandwidth(p)
-      local ridge = ceiling * 1e12 / (bw * 1e9)
-      m.ceiling_tflops, m.ceiling = ceiling, key
-      local memory_bound
-      if not positive(flops) then memory_bound = true
-      elseif not positive(bytes) then memory_bound = false
-      else memory_bound = m.intensity < ridge end
-      if memory_bound then
-        m.bound = "memory"
-        m.rho = bytes / (t * bw * 1e9)
-      else
-        m.bound = "compute"
-        m.rho = flops / (t * ceiling * 1e12)
-      end
+    local roof = p and peaks_mod.roofline(p, flops, bytes, t, dtype, category)
+    if roof then
+      m.ceiling_tflops, m.ceiling, m.bound, m.rho = roof.ceiling_tflops, roof.ceiling, roof.bound, roof.rho
     end
     local baseline_ms = row.baseline_ms or row.t_baseline
     local lib_ms = row.lib_ms or row.t_lib

@@ -9,6 +9,11 @@
 --   peaks.path(label [, dir]) -> path
 --   peaks.ceiling(peaks, dtype, category) -> tflops, key    the compute ceiling (TFLOP/s)
 --   peaks.bandwidth(peaks) -> GB/s
+--   peaks.roofline(peaks, flops, bytes, seconds, dtype, category) -> r   where the case sits:
+--     {rho, bound = "memory"|"compute", ceiling_tflops, ceiling (key)}; rho is what metrics.lua
+--     records and the report's roofline shows (one reader, one set of units)
+--   peaks.ceilings(peaks) -> {bandwidth = bytes/s, compute = {{label, rate = FLOP/s, key}...}}
+--     every roof the file holds, highest first (the report draws them); nil without peaks
 --
 -- Schema: {gpu = label, device = {name = ..., ...}, measured_at = "...", tilebench = "0.1.0" or
 --   {version =, git_sha =},
@@ -127,6 +132,46 @@ function M.save(label, t, opts)
 end
 
 function M.bandwidth(p) return p.bandwidth_gbs end
+
+local function positive_number(v) return type(v) == "number" and v > 0 and v == v end
+
+-- rho = W / (t * P) for the binding resource: under the ridge point ceiling / bandwidth the case
+-- is memory-bound (W = bytes, P = bandwidth), else compute-bound (W = flops, P = the ceiling of
+-- its dtype and category). No flops (or 0): memory-bound; flops but no bytes: compute-bound.
+-- nil when there is no time or no work.
+function M.roofline(p, flops, bytes, seconds, dtype, category)
+  if not positive_number(seconds) or not (positive_number(flops) or positive_number(bytes)) then return nil end
+  local ceiling, key = M.ceiling(p, dtype, category)
+  local bw = M.bandwidth(p)
+  local r = {ceiling_tflops = ceiling, ceiling = key}
+  local memory_bound
+  if not positive_number(flops) then memory_bound = true
+  elseif not positive_number(bytes) then memory_bound = false
+  else memory_bound = flops / bytes < ceiling * 1e12 / (bw * 1e9) end
+  if memory_bound then
+    r.bound, r.rho = "memory", bytes / (seconds * bw * 1e9)
+  else
+    r.bound, r.rho = "compute", flops / (seconds * ceiling * 1e12)
+  end
+  return r
+end
+
+-- Matrix rates that are recorded but never a case's ceiling (see the top): not drawn as roofs.
+local NOT_A_CEILING = {fp8_e4m3_fast_accum = true}
+
+function M.ceilings(p)
+  if type(p) ~= "table" then return nil end
+  local out = {bandwidth = p.bandwidth_gbs * 1e9, compute = {}}
+  out.compute[1] = {label = "fp32 vector", rate = p.fp32_tflops * 1e12, key = "fp32_tflops"}
+  for _, k in ipairs(M.matrix_keys) do
+    local v = p.matrix_tflops[k]
+    if v ~= nil and v ~= util.null and not NOT_A_CEILING[k] then
+      out.compute[#out.compute + 1] = {label = "matrix " .. k, rate = v * 1e12, key = "matrix_tflops." .. k}
+    end
+  end
+  table.sort(out.compute, function(a, b) return a.rate > b.rate end)
+  return out
+end
 
 -- The compute ceiling (TFLOP/s) for a case of dtype in category, and the key it came from.
 function M.ceiling(p, dtype, category)

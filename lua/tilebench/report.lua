@@ -6,6 +6,7 @@ local stats = require("tilebench.stats")
 local resultset = require("tilebench.resultset")
 local aggregate = require("tilebench.aggregate")
 local categories = require("tilebench.categories")
+local peaks_mod = require("tilebench.peaks")
 
 local M = {}
 
@@ -67,90 +68,29 @@ local function work_finder(raw_tables)
 end
 
 -- ---- peaks ----------------------------------------------------------------------------------
--- Ceilings from peaks/<gpu>.json (through tilebench.peaks when it loads, else read directly):
--- {bandwidth = bytes/s or nil, compute = {{label, flops_per_s}...}}. Rates are taken in the
--- units their key names (…_gbs / GB/s, …_tflops / TFLOP/s); plain numbers are SI per second.
-local function rate(v, unit_hint)
-  v = tonumber(v)
-  if not v or v <= 0 then return nil end
-  if unit_hint == "G" then return v * 1e9 elseif unit_hint == "T" then return v * 1e12 end
-  return v
-end
+-- Ceilings come from peaks.lua, the reader metrics.lua uses for rho: the same validated file, the
+-- same units (bandwidth_gbs, *_tflops), so a point's roofline fraction is the row's rho.
 
-local function hint_of(key)
-  key = key:lower()
-  if key:find("tflop") or key:find("tops") then return "T" end
-  if key:find("gbs") or key:find("gb_s") or key:find("gbps") or key:find("gb/s") then return "G" end
-  return nil
-end
+-- {bandwidth = bytes/s, compute = {{label, rate = FLOP/s, key}...}} or nil (peaks.ceilings).
+M.ceilings = peaks_mod.ceilings
 
-function M.ceilings(peaks)
-  if type(peaks) ~= "table" then return nil end
-  local out = {compute = {}}
-  -- bandwidth: the first key naming it
-  local function scan_bw(t)
-    for k, v in pairs(t) do
-      if type(k) == "string" and k:lower():find("bandwidth") then
-        if type(v) == "number" or tonumber(v) then
-          local h = hint_of(k)
-          local r = rate(v, h)
-          if r and not h and r < 1e8 then r = r * 1e9 end   -- a bare small number is GB/s
-          return r
-        elseif type(v) == "table" then
-          for k2, v2 in pairs(v) do
-            local h = hint_of(k2) or hint_of(k)
-            local r = rate(v2, h)
-            if r then if not h and r < 1e8 then r = r * 1e9 end return r end
-          end
-        end
-      end
-    end
-  end
-  out.bandwidth = scan_bw(peaks)
-  -- compute: top-level <dtype>_tflops numbers (peaks.lua's fp32_tflops: the vector FMA rate),
-  -- and tables named matrix/vector (or *_tflops maps) keyed by dtype
-  for k, v in pairs(peaks) do
-    local dt = type(k) == "string" and k:match("^(.-)_tflops$")
-    if dt and dt ~= "" and not dt:find("matrix") and not dt:find("vector") and tonumber(v) and tonumber(v) > 0 then
-      out.compute[#out.compute + 1] = {label = dt .. " vector", rate = tonumber(v) * 1e12, dtype = dt}
-    end
-  end
-  for k, v in pairs(peaks) do
-    if type(k) == "string" and type(v) == "table" and (k:find("matrix") or k:find("vector") or k:find("flops")) then
-      local kind = k:find("matrix") and "matrix" or (k:find("vector") and "vector" or k)
-      for dtype, x in pairs(v) do
-        if type(dtype) == "string" and dtype:find("fast_accum") then goto next_rate end
-        local h = hint_of(k) or (type(dtype) == "string" and hint_of(dtype)) or nil
-        local r = type(x) == "table" and (rate(x.tflops, "T") or rate(x.flops_per_s)) or rate(x, h)
-        if r and not h and type(x) ~= "table" and r < 1e7 then r = r * 1e12 end  -- a bare small number is TFLOP/s
-        if r then out.compute[#out.compute + 1] = {label = kind .. " " .. tostring(dtype), rate = r, dtype = tostring(dtype)} end
-        ::next_rate::
-      end
-    end
-  end
-  table.sort(out.compute, function(a, b) return a.rate > b.rate end)
-  if not out.bandwidth and #out.compute == 0 then return nil end
-  return out
-end
-
--- M.load_peaks(label [, file]): an explicit file must load; peaks/<label>.json may be absent.
+-- M.load_peaks(label [, file]): an explicit file must load; peaks/<label>.json may be absent
+-- (no ceilings), but one that is there must pass peaks.lua's checks.
 function M.load_peaks(label, file)
-  if not file then
-    if not label then return nil end
-    local ok, peaks = pcall(function() return require("tilebench.peaks").load(label) end)
-    if ok and type(peaks) == "table" then return peaks end
-  end
-  local path = file or ("%s/peaks/%s.json"):format(TILEBENCH_HOME or ".", label)
-  local f, err = io.open(path, "rb")
-  if not f then
-    if file then error(("cannot read peaks file %s: %s"):format(file, err), 0) end
-    return nil
-  end
-  local text = f:read("a")
+  if file then return peaks_mod.load_file(file) end
+  if not label then return nil end
+  local path = peaks_mod.path(label)
+  local f = io.open(path, "rb")
+  if not f then return nil end
   f:close()
-  local doc = require("cjson.safe").decode(text)
-  if type(doc) ~= "table" and file then error(("%s: not a JSON object"):format(file), 0) end
-  return type(doc) == "table" and doc or nil
+  return peaks_mod.load_file(path, label)
+end
+
+-- The roofline fraction of one timed case: peaks.roofline's rho, as metrics.compute records it.
+function M.roofline_fraction(peaks, flops, bytes, ms, dtype, category)
+  if not peaks or type(ms) ~= "number" then return nil end
+  local r = peaks_mod.roofline(peaks, flops, bytes, ms * 1e-3, dtype, category)
+  return r and r.rho, r
 end
 
 -- ---- size axis ------------------------------------------------------------------------------
@@ -328,7 +268,11 @@ function M.build(o)
                 if not sidx[impl] then sidx[impl] = {name = impl, points = {}, data = {chart = "roofline", mode = mode}}; series[#series + 1] = sidx[impl] end
                 local ai, tf = flops / bytes, flops / (e.ms * 1e-3) / 1e12
                 local pts = sidx[impl].points
-                pts[#pts + 1] = {ai, tf, tip = ("%s %s %s %s: %.3g FLOP/B, %.3g TFLOP/s"):format(t.operator, c.dtype, c.params, impl, ai, tf)}
+                local ok_rho, rho = pcall(M.roofline_fraction, o.peaks, flops, bytes, e.ms, c.dtype,
+                                          t.category or categories.of(t.operator))
+                local tip = ("%s %s %s %s: %.3g FLOP/B, %.3g TFLOP/s"):format(t.operator, c.dtype, c.params, impl, ai, tf)
+                if ok_rho and rho then tip = tip .. (", rho %.3f"):format(rho) end
+                pts[#pts + 1] = {ai, tf, tip = tip, rho = ok_rho and rho or nil}
                 xs_all[#xs_all + 1] = ai
               end
             end

@@ -3,6 +3,8 @@
 -- and the slow/failed table.
 local report = require("tilebench.report")
 local resultset = require("tilebench.resultset")
+local peaks = require("tilebench.peaks")
+local metrics = require("tilebench.metrics")
 
 local FIX = TILEBENCH_HOME .. "/tests/fixtures/resultsets"
 
@@ -15,31 +17,42 @@ end
 local function raw_of(run) return resultset.load(FIX .. "/H200-test/runs/" .. run) end
 
 describe("report.ceilings", function()
-  it("reads bandwidth and compute rates in the units their keys name", function()
-    local c = report.ceilings({bandwidth_gbs = 4270, matrix_tflops = {fp16 = 989}, vector_tflops = {fp32 = 67}})
-    assert.equals(4270e9, c.bandwidth)
-    assert.equals(2, #c.compute)
-    assert.equals(989e12, c.compute[1].rate)
-    assert.equals("matrix fp16", c.compute[1].label)
-  end)
-  it("reads peaks.lua's schema: fp32_tflops is the vector rate, fast accumulation is left out", function()
-    local c = report.ceilings({bandwidth_gbs = 4270, fp32_tflops = 60,
+  it("is peaks.lua's reader: fp32_tflops is the vector rate, fast accumulation is left out", function()
+    local p = peaks.validate({gpu = "x", device = {name = "x"}, bandwidth_gbs = 4270, fp32_tflops = 60,
       matrix_tflops = {fp16 = 780, fp8_e4m3 = 1500, fp8_e4m3_fast_accum = 1560}})
+    local c = report.ceilings(p)
+    assert.equals(4270e9, c.bandwidth)
     assert.equals(3, #c.compute)
     assert.equals("matrix fp8_e4m3", c.compute[1].label)
+    assert.equals(1500e12, c.compute[1].rate)
     assert.equals("fp32 vector", c.compute[3].label)
     assert.equals(60e12, c.compute[3].rate)
   end)
-  it("is nil without rates", function()
-    assert.is_nil(report.ceilings({gpu = "x"}))
+  it("is nil without peaks", function()
     assert.is_nil(report.ceilings(nil))
   end)
 end)
 
+describe("report.load_peaks", function()
+  it("loads through peaks.lua: a file off its schema is an error, not a guess", function()
+    local path = os.tmpname()
+    local f = assert(io.open(path, "w"))
+    f:write('{"gpu": "x", "device": {"name": "x"}, "bandwidth": {"gb_s": 4270}, "vector_tflops": {"fp32": 67}}')
+    f:close()
+    local ok, err = pcall(report.load_peaks, nil, path)
+    os.remove(path)
+    assert.is_false(ok)
+    assert.matches("bandwidth_gbs must be a positive number", err, 1, true)
+  end)
+  it("gives no ceilings for a label without a peaks file", function()
+    assert.is_nil(report.load_peaks("no-such-gpu-label"))
+  end)
+end)
+
 describe("report.build on the fixtures", function()
-  local peaks = report.load_peaks(nil, TILEBENCH_HOME .. "/tests/fixtures/peaks/H200-test.json")
+  local fixture_peaks = report.load_peaks(nil, TILEBENCH_HOME .. "/tests/fixtures/peaks/H200-test.json")
   local html, n = report.build{tables = resultset.load(FIX .. "/H200-test/csv"), label = "H200-test",
-    source = "fixtures", raw = raw_of("run-a"), peaks = peaks,
+    source = "fixtures", raw = raw_of("run-a"), peaks = fixture_peaks,
     anchors = {tables = resultset.load(FIX .. "/tilebench-style"), label = "style", source = "style"},
     generated = "now"}
 
@@ -75,6 +88,23 @@ describe("report.build on the fixtures", function()
     -- timed cases of mode default: vector_add 8 + 7 + 6, softmax 8 + 7
     assert.equals(36, count(roof, '<circle class="point"'))
     assert.equals(1, count(roof, 'data%-ceiling="4270 GB/s"'))
+  end)
+  it("puts each case on the roofline at the rho metrics.lua records for it", function()
+    -- softmax fp16 M=4096,N=512, implementation lib: time from its CSV, work from raw/softmax.json
+    local roof = html:match('<svg [^>]-data%-chart="roofline"[^>]-data%-mode="default".-</svg>')
+    local tip = roof:match("<title>(softmax fp16 [^<]-M=4096[^<]-N=512[^<]- lib:[^<]*)</title>")
+    assert.truthy(tip, "no roofline point for the case")
+    local row = {ms = 0.00688361, flops = 10485760, bytes = 8388608, dtype = "fp16", category = "Reduction/Norm"}
+    local rho = metrics.compute(row, {peaks = fixture_peaks}).rho
+    assert.near(rho, report.roofline_fraction(fixture_peaks, row.flops, row.bytes, row.ms, "fp16", "Reduction/Norm"), 1e-12)
+    assert.truthy(tip:find((", rho %.3f"):format(rho), 1, true), tip)
+    -- a compute-bound case takes its dtype's matrix roof, as rho does
+    local mm = {ms = 1.0, flops = 2 * 4096 ^ 3, bytes = 3 * 4096 ^ 2 * 2, dtype = "fp16", category = "MatMul/Attn"}
+    local m = metrics.compute(mm, {peaks = fixture_peaks})
+    local frac, r = report.roofline_fraction(fixture_peaks, mm.flops, mm.bytes, mm.ms, "fp16", "MatMul/Attn")
+    assert.equals("compute", r.bound)
+    assert.equals(m.rho, frac)
+    assert.near(mm.flops / 1e-3 / 780e12, frac, 1e-12)
   end)
   it("has speedup bars per category without the baseline", function()
     local bars = html:match('<svg [^>]-data%-chart="speedup"[^>]-data%-mode="default".-</svg>')
