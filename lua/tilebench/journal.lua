@@ -1,63 +1,17 @@
 -- journal.lua: the run's journal, runs/<run-id>/journal.jsonl: one JSON line per finished
 -- (operator, mode, dtype, case, implementation), flushed and fsynced before the next case
--- starts, so a run killed at any moment loses at most the case in flight. Also the JSON codec
--- the worker protocol and the run's files share (valid JSON: NaN and infinities become strings).
-local cjson = require("cjson").new()
+-- starts, so a run killed at any moment loses at most the case in flight. encode/decode are the
+-- one JSON codec (tilebench.json), re-exported for the worker protocol and the run's files.
+local json = require("tilebench.json")
 local sys = require("tb.sys")
-
-cjson.encode_sparse_array(true)
-cjson.encode_number_precision(14) -- lua-cjson's maximum
 
 local M = {}
 
-local NONFINITE = { [math.huge] = "Infinity", [-math.huge] = "-Infinity" }
-
--- A copy of v that JSON can hold: NaN and infinities as strings, functions and userdata as
--- their tostring, cycles refused.
-local function sanitize(v, seen)
-  local t = type(v)
-  if t == "number" then
-    if v ~= v then return "NaN" end
-    return NONFINITE[v] or v
-  elseif t == "table" then
-    if seen[v] then error("journal: cannot encode a table that contains itself", 0) end
-    seen[v] = true
-    local out = {}
-    for k, x in pairs(v) do
-      local kk = type(k) == "number" and k or tostring(k)
-      out[kk] = sanitize(x, seen)
-    end
-    seen[v] = nil
-    return out
-  elseif t == "string" or t == "boolean" or t == "nil" then
-    return v
-  end
-  return tostring(v)
-end
-
--- cjson reads every number as a float; integral values come back as integers, so case
--- indices, sizes and counts print as they were written.
-local function normalize(v)
-  if type(v) == "table" then
-    for k, x in pairs(v) do v[k] = normalize(x) end
-    return v
-  elseif math.type(v) == "float" then
-    local i = math.tointeger(v)
-    if i ~= nil and math.abs(v) < 2 ^ 53 then return i end
-  elseif v == cjson.null then
-    return nil
-  end
-  return v
-end
-
-function M.encode(v) return cjson.encode(sanitize(v, {})) end
-
+-- The JSON codec (tilebench.json: NaN and infinities as the strings "NaN", "Infinity",
+-- "-Infinity", read back as numbers; integral numbers read back as integers; null as nil).
+M.encode = json.encode
 -- Decodes one JSON text; returns value or nil, message.
-function M.decode(s)
-  local ok, v = pcall(cjson.decode, s)
-  if not ok then return nil, tostring(v) end
-  return normalize(v)
-end
+M.decode = json.decode
 
 -- The identity of a journal entry.
 function M.key(row)

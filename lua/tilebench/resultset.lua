@@ -319,8 +319,8 @@ function M.read_raw(path)
   if not f then error(("cannot read %s: %s"):format(path, err), 0) end
   local text = f:read("a")
   f:close()
-  local cjson = require("cjson.safe")
-  local doc, jerr = cjson.decode(text)
+  local json = require("tilebench.json")
+  local doc, jerr = json.decode(text, {keep_null = true})
   if doc == nil then error(("%s: not valid JSON (%s)"):format(path, tostring(jerr)), 0) end
   local rows = {}
   collect_rows(doc, rows, 0)
@@ -330,7 +330,7 @@ function M.read_raw(path)
     file_mode = type(doc.mode) == "string" and doc.mode or nil
   end
   local tables, order = {}, {}
-  local null = cjson.null
+  local null = json.null
   local function val(v) if v == null then return nil end return v end
   for i, r in ipairs(rows) do
     check_raw_row(path, i, r, val)

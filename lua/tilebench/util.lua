@@ -1,7 +1,8 @@
 -- util.lua: small helpers the data layer shares: copies, stable key orders, number formatting,
--- paths, atomic file writes, JSON with sorted keys (over lua-cjson), dtype names.
+-- paths, atomic file writes, JSON files (over tilebench.json), dtype names.
 local cjson = require("cjson")
 local tb_dtype = require("tb.dtype")
+local json = require("tilebench.json")
 
 local M = {}
 
@@ -258,80 +259,19 @@ function M.write_atomic(path, content)
 end
 
 -- ---- JSON -----------------------------------------------------------------------------------
+-- The one codec is tilebench.json (its NaN/Inf rule, sorted keys, exact numbers); these are the
+-- file-level helpers over it.
 
--- Marks a table to encode as a JSON array even when empty.
-M.json_array_mt = {__name = "tilebench.json_array"}
-function M.json_array(t) return setmetatable(t or {}, M.json_array_mt) end
+M.json_array_mt = json.array_mt
+M.json_array = json.array
 
-local function encode(v, opts, indent, seen, out)
-  local t = type(v)
-  if v == cjson.null or v == nil then
-    out[#out + 1] = "null"
-  elseif t == "boolean" then
-    out[#out + 1] = v and "true" or "false"
-  elseif t == "number" then
-    if v ~= v or v == math.huge or v == -math.huge then
-      if opts.invalid_numbers ~= "null" then error("JSON cannot hold the number " .. tostring(v), 0) end
-      out[#out + 1] = "null"
-    else
-      out[#out + 1] = M.format_exact(v)
-    end
-  elseif t == "string" then
-    out[#out + 1] = cjson.encode(v)
-  elseif t == "table" then
-    if seen[v] then error("JSON cannot hold a table that contains itself", 0) end
-    seen[v] = true
-    local nl, pad, inner = "", "", ""
-    if opts.indent then
-      nl = "\n"
-      pad = string.rep(" ", opts.indent * indent)
-      inner = string.rep(" ", opts.indent * (indent + 1))
-    end
-    local is_arr = getmetatable(v) == M.json_array_mt or (next(v) ~= nil and M.is_array(v))
-    if is_arr then
-      if #v == 0 then out[#out + 1] = "[]" else
-        out[#out + 1] = "[" .. nl
-        for i, x in ipairs(v) do
-          out[#out + 1] = inner
-          encode(x, opts, indent + 1, seen, out)
-          out[#out + 1] = (i < #v and "," or "") .. nl
-        end
-        out[#out + 1] = pad .. "]"
-      end
-    else
-      local keys = M.sorted_keys(v)
-      if #keys == 0 then out[#out + 1] = "{}" else
-        out[#out + 1] = "{" .. nl
-        for i, k in ipairs(keys) do
-          if type(k) ~= "string" and type(k) ~= "number" then
-            error("JSON object keys must be strings, got " .. type(k), 0)
-          end
-          out[#out + 1] = inner .. cjson.encode(tostring(k)) .. (opts.indent and ": " or ":")
-          encode(v[k], opts, indent + 1, seen, out)
-          out[#out + 1] = (i < #keys and "," or "") .. nl
-        end
-        out[#out + 1] = pad .. "}"
-      end
-    end
-    seen[v] = nil
-  else
-    error("JSON cannot hold a " .. t, 0)
-  end
-end
+-- JSON text with object keys sorted (stable output to diff and hash). opts: indent = N.
+M.json_encode = json.encode_sorted
 
--- JSON text with object keys sorted (stable output to diff and hash). opts: indent = N for
--- pretty output; invalid_numbers = "null" writes NaN/Inf as null (default: an error).
-function M.json_encode(v, opts)
-  local out = {}
-  encode(v, opts or {}, 0, {}, out)
-  return table.concat(out)
-end
-
-local decoder = cjson.new()
 -- A Lua value from JSON text; nulls are cjson.null (== yaml.null). name prefixes errors.
 function M.json_decode(text, name)
-  local ok, v = pcall(decoder.decode, text)
-  if not ok then error((name or "JSON") .. ": invalid JSON: " .. tostring(v), 0) end
+  local v, err = json.decode(text, {keep_null = true})
+  if v == nil and err then error((name or "JSON") .. ": invalid JSON: " .. tostring(err), 0) end
   return v
 end
 

@@ -13,7 +13,7 @@ function M.run(args)
   local device = require("tb.device")
   local list = device.list()
   if opts.json then
-    io.write(require("cjson").encode({ devices = list, versions = device.versions() }), "\n")
+    io.write(require("tilebench.json").encode({ devices = list, versions = device.versions() }), "\n")
     return 0
   end
   local v = device.versions()

@@ -106,7 +106,7 @@ end
 -- What must agree between the shards of one campaign: name -> canonical text.
 local function identity(r)
   local c = r.prov.campaign or {}
-  local function enc(v) return util.json_encode(v == nil and util.null or v, { invalid_numbers = "null" }) end
+  local function enc(v) return util.json_encode(v == nil and util.null or v) end
   return {
     { "campaign name", enc(c.name) },
     { "operators", enc(c.operators) },

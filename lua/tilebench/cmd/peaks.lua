@@ -73,7 +73,7 @@ function M.run(args)
   if not opts.gpu then options.usage_error("peaks: --gpu LABEL is required (see 'tilebench peaks --help')") end
   local device, tensor, launch = require("tb.device"), require("tb.tensor"), require("tb.launch")
   local timer, kernel, blas = require("tb.timer"), require("tb.kernel"), require("tb.blas")
-  local cjson = require("cjson")
+  local json = require("tilebench.json")
   local props = device.props()
   local sizes = M.plan_sizes(opts.quick)
   -- A ceiling is what the device sustains: a short fixed protocol, and no throttle filter when
@@ -152,7 +152,7 @@ function M.run(args)
       end
     end)
     if not ok then log("%s: %s", d.key, tostring(err)) end
-    matrix[d.key] = best > 0 and best or cjson.null
+    matrix[d.key] = best > 0 and best or json.null
     matrix_method[d.key] = where or { error = tostring(err or "no algorithm ran") }
     collectgarbage()
   end
@@ -183,7 +183,7 @@ function M.run(args)
     if not okd then error(string.format("peaks: cannot create %s: %s", dir, tostring(derr)), 0) end
   end
   local path = dir .. "/" .. opts.gpu .. ".json"
-  require("tilebench.util").write_atomic(path, cjson.encode(doc) .. "\n")
+  require("tilebench.util").write_atomic(path, json.encode(doc) .. "\n")
   io.write(string.format("%s: bandwidth %.0f GB/s, fp32 %.1f TFLOP/s, fp16 %s, bf16 %s, tf32 %s, fp8 %s (fast %s), int8 %s\n",
     path, bandwidth, fp32_tflops, tostring(matrix.fp16), tostring(matrix.bf16), tostring(matrix.tf32),
     tostring(matrix.fp8_e4m3), tostring(matrix.fp8_e4m3_fast_accum), tostring(matrix.int8)))
