@@ -1,9 +1,8 @@
--- campaign.lua: what a run measures and how it is carried out. Loads campaigns/*.lua, merges
--- command-line overrides over them, expands them into work items (operator, mode, dtype, case)
--- in a deterministic order, shards them, and drives the items through an executor (worker
--- processes or in-process), journalling each finished case before the next one starts.
-local journal = require("tilebench.journal")
-local sys = require("tb.sys")
+-- campaign.lua: what a run measures (definition and planning). Loads campaigns/*.lua, merges
+-- command-line overrides over them, expands them into resolved work items (operator, mode,
+-- dtype, case with its params, seed and work, implementations, protocol) in a deterministic
+-- order, and shards them. Carrying the items out is tilebench.execute's job (with
+-- tilebench.worker's processes); the run directory they end in is tilebench.rundir's.
 
 local M = {}
 
@@ -227,6 +226,21 @@ function M.impls_for(op, s)
   return out
 end
 
+-- One resolved work item: everything a worker, a resume and a merge need, with no grid to
+-- expand and no argv to parse again: the case (id, params, seed), its work (flops, bytes, from
+-- config.yaml's formulas, for the parent's metrics), the operator's category and baseline.
+-- _case keeps the grid's own case table for the parent (exact values, never on the wire).
+function M.resolve_item(op, name, mode, dtype, index, c, impls, protocol, gate)
+  local it = { operator = name, mode = mode, dtype = dtype, case_index = index, case_id = c.id,
+               params = c.params, seed = c.seed, impls = impls, protocol = protocol, gate = gate,
+               category = op.category, baseline = op.baseline, _case = c, _category = op.category }
+  if op.config then
+    local ok, flops, bytes = pcall(require("tilebench.config").work, op.config, c)
+    if ok then it.flops, it.bytes = flops, bytes else it.work_error = tostring(flops) end
+  end
+  return it
+end
+
 -- Work items in a deterministic order: operator (selection order), mode, dtype (operator's
 -- order), case (grid order). Errors (unknown operator, dtype, implementation, bad case list)
 -- name what is wrong before anything runs. An operator that is on the search path but does not
@@ -268,9 +282,7 @@ function M.plan_items(s, loader)
             local cases = cases_of(op, dt)
             for i, c in ipairs(cases) do
               if filter(i, #cases) then
-                items[#items + 1] = { operator = name, mode = mode, dtype = dt, case_index = i,
-                                      case_id = c.id, impls = impls, protocol = protocol, gate = s.gate,
-                                      _case = c, _category = op.category, _op = op }
+                items[#items + 1] = M.resolve_item(op, name, mode, dt, i, c, impls, protocol, s.gate)
               end
             end
           end
@@ -299,9 +311,6 @@ function M.operator_failed_row(name, mode, message)
   return { operator = name, mode = mode, status = "failed", reason = message }
 end
 
--- An entry about a whole operator rather than one of its cases.
-function M.is_operator_row(r) return r.case_index == nil end
-
 -- "k/n" -> k, n or nil, message.
 function M.parse_shard(text)
   local k, n = tostring(text):match("^(%d+)/(%d+)$")
@@ -326,201 +335,6 @@ end
 function M.shard_of(text)
   if text == nil then return 1, 1 end
   return M.parse_shard(text)
-end
-
--- The journal keys of items, in execution order (item order, then each item's implementations).
-function M.item_keys(items)
-  local keys = {}
-  for _, it in ipairs(items) do
-    for _, impl in ipairs(it.impls) do
-      keys[#keys + 1] = journal.key({ operator = it.operator, mode = it.mode, dtype = it.dtype,
-                                      case_index = it.case_index, impl = impl })
-    end
-  end
-  return keys
-end
-
--- The journal keys of items that rows do not hold (in execution order).
-function M.unaccounted(items, rows)
-  local done = journal.done_set(rows)
-  local out = {}
-  for _, k in ipairs(M.item_keys(items)) do if not done[k] then out[#out + 1] = k end end
-  return out
-end
-
--- Rows in the order an unsharded run of items would journal them (a stable sort); rows of no
--- item keep their relative order after the others.
-function M.sort_rows(rows, items)
-  local pos = {}
-  for i, k in ipairs(M.item_keys(items)) do pos[k] = pos[k] or i end
-  local tagged = {}
-  for i, r in ipairs(rows) do tagged[i] = { r = r, p = pos[journal.key(r)] or math.huge, i = i } end
-  table.sort(tagged, function(a, b)
-    if a.p ~= b.p then return a.p < b.p end
-    return a.i < b.i
-  end)
-  local out = {}
-  for i, t in ipairs(tagged) do out[i] = t.r end
-  return out
-end
-
--- The wire form of an item: no private fields (they hold parent-side tables).
-function M.wire_item(it, extra)
-  local w = {}
-  for k, v in pairs(it) do if type(k) ~= "string" or k:sub(1, 1) ~= "_" then w[k] = v end end
-  for k, v in pairs(extra or {}) do w[k] = v end
-  return w
-end
-
--- ---- runs ---------------------------------------------------------------------------------------
--- A run id: UTC time plus a short random part, sortable and unique enough for one machine.
-function M.new_run_id()
-  return os.date("!%Y%m%dT%H%M%SZ") .. "-" .. sys.random_hex(3)
-end
-
-M.valid_run_id = require("tilebench.util").is_name
-
-M.mkdirs = require("tilebench.util").mkdir_p
-
--- A row for an implementation the executor could not report on (crash, time limit).
-function M.synthetic_row(it, impl, status, reason)
-  return { operator = it.operator, mode = it.mode, dtype = it.dtype, case_index = it.case_index,
-           case_id = it.case_id, params = it._case and it._case.params or nil, impl = impl,
-           category = it._category, status = status, reason = reason }
-end
-
--- Applies the campaign's extra metrics to a row (errors become the metric's reason, not a crash).
-function M.apply_metrics(row, metrics)
-  if not metrics then return end
-  local names = {}
-  for n in pairs(metrics) do names[#names + 1] = n end
-  table.sort(names)
-  for _, n in ipairs(names) do
-    local ok, v = pcall(metrics[n], row)
-    row.extra = row.extra or {}
-    if ok then row.extra[n] = v else row.extra[n .. "_error"] = tostring(v) end
-  end
-end
-
--- The derived columns of one case's rows, in the parent from the raw results: flops and bytes
--- from the operator's config, then rho, E_lib, speedup (against the baseline and the library
--- row of the same case) and the gate. The workers never see the peaks.
-function M.case_metrics(it, rows, peaks)
-  local op, case = it._op, it._case
-  if not op or not case then return end
-  local config = require("tilebench.config")
-  local metrics = require("tilebench.metrics")
-  local ok, err = pcall(function()
-    local flops, bytes = config.work(op.config, case)
-    local by_impl = {}
-    for _, r in ipairs(rows) do by_impl[r.impl] = r end
-    local baseline = op.baseline and by_impl[op.baseline]
-    local lib = by_impl.lib
-    for _, row in ipairs(rows) do
-      row.flops, row.bytes = flops, bytes
-      if row.ms then
-        row.t_baseline = baseline and baseline.ms or nil
-        row.t_lib = lib and lib.ms or nil
-        local m = metrics.compute(row, { peaks = peaks, category = op.category, dtype = case.dtype })
-        for k, v in pairs(m) do row[k] = v end
-        if it.gate and row.status == "ok" then metrics.gate(row, it.gate) end
-      end
-    end
-  end)
-  if not ok then
-    for _, row in ipairs(rows) do row.metrics_error = tostring(err) end
-  end
-end
-
-M.BAD = { slow = true, wrong = true, failed = true, timeout = true }
-
--- Runs items through executor:run(item) -> rows (always one per implementation), appending
--- each item's rows to the journal (durable) before the next item starts. hooks: on_rows(item,
--- rows), on_item_start(item), interrupted() -> truthy to stop between cases, metrics (the
--- campaign's extra metrics), peaks (the device's ceilings, for case_metrics). Returns
--- {done = n, interrupted = signal|nil, counts = {status = n}}.
-function M.execute(items, executor, jnl, hooks)
-  hooks = hooks or {}
-  local counts, done = {}, 0
-  for _, it in ipairs(items) do
-    local sig = hooks.interrupted and hooks.interrupted()
-    if sig then return { done = done, interrupted = sig, counts = counts } end
-    if hooks.on_item_start then hooks.on_item_start(it) end
-    local rows = executor:run(it)
-    for _, r in ipairs(rows) do
-      if it._case then r.params = it._case.params end -- exact grid values, not a JSON round trip
-      r.case_id = r.case_id or it.case_id
-      r.category = r.category or it._category
-    end
-    M.case_metrics(it, rows, hooks.peaks)
-    for _, r in ipairs(rows) do
-      M.apply_metrics(r, hooks.metrics)
-      counts[r.status or "?"] = (counts[r.status or "?"] or 0) + 1
-    end
-    jnl:append(rows)
-    done = done + 1
-    if hooks.on_rows then hooks.on_rows(it, rows) end
-  end
-  local sig = hooks.interrupted and hooks.interrupted()
-  return { done = done, interrupted = sig, counts = counts }
-end
-
--- Regenerates every output of a run from its journal: results CSVs (one per operator and
--- mode, atomically) and raw/<op>.json. Same journal, same files: resumed runs end with the
--- CSVs of an uninterrupted one. plan: {operator -> {impls, dtypes, cases = {dtype -> cases}}}.
-function M.write_outputs(run_dir, csv_dir, rows, plan, run_id)
-  local results = require("tilebench.results")
-  rows = journal.latest(rows)
-  local by_op, op_order = {}, {}
-  for _, r in ipairs(rows) do
-    local p = plan[r.operator]
-    if p then
-      local c = p.cases[r.dtype] and p.cases[r.dtype][r.case_index]
-      if c then r.params = c.params end
-    end
-    -- The names become file names: the last guard against rows that did not come through
-    -- journal.read's check (util.is_name, as for --gpu).
-    local bad = journal.entry_problem(r)
-    if bad then error(string.format("run outputs: %s in an entry of %s", bad, run_dir), 0) end
-    if not by_op[r.operator] then by_op[r.operator] = {}; op_order[#op_order + 1] = r.operator end
-    local t = by_op[r.operator]
-    t[#t + 1] = r
-  end
-  M.mkdirs(csv_dir)
-  M.mkdirs(run_dir .. "/raw")
-  local written = {}
-  for _, opname in ipairs(op_order) do
-    local oprows, cases_rows = by_op[opname], {}
-    for _, r in ipairs(oprows) do if not M.is_operator_row(r) then cases_rows[#cases_rows + 1] = r end end
-    -- An operator that failed to load has no cases to tabulate: its entry goes to raw/ only,
-    -- and once it loads and runs (resume after a fix) its cases replace the entry.
-    if #cases_rows > 0 then oprows = cases_rows end
-    local p = plan[opname] or {}
-    local rank = {}
-    for i, d in ipairs(p.dtypes or {}) do rank[d] = i end
-    local by_mode, modes = {}, {}
-    for _, r in ipairs(cases_rows) do
-      local m = r.mode or "default"
-      if not by_mode[m] then by_mode[m] = {}; modes[#modes + 1] = m end
-      by_mode[m][#by_mode[m] + 1] = r
-    end
-    table.sort(modes)
-    for _, m in ipairs(modes) do
-      local impls = p.impls
-      if not impls then
-        local seen = {}
-        impls = {}
-        for _, r in ipairs(by_mode[m]) do
-          if not seen[r.impl] then seen[r.impl] = true; impls[#impls + 1] = r.impl end
-        end
-      end
-      written[#written + 1] = results.write_csv(csv_dir, opname, m, by_mode[m], impls, rank)
-    end
-    local raw = journal.encode({ operator = opname, run_id = run_id, rows = oprows })
-    local ok, err = sys.write_atomic(run_dir .. "/raw/" .. opname .. ".json", raw .. "\n")
-    if not ok then error(err, 0) end
-  end
-  return written
 end
 
 return M

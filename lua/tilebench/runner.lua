@@ -190,7 +190,7 @@ end
 -- on_row(row), when given, gets each implementation's row as soon as it is final, so the worker
 -- can report it before the next implementation starts (the parent then limits each one's time).
 -- The rows are raw results: flops, bytes, rho, speedup and the gate are the parent's
--- (campaign.case_metrics), which holds the peaks and the whole case.
+-- (tilebench.execute.case_metrics), which holds the peaks and the whole case.
 function M.run_item(item, on_row)
   local op = opmod.load(item.operator)
   local cases = opmod.cases_of(op, item.dtype)

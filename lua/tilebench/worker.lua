@@ -3,7 +3,7 @@
 -- early exit) or a hang into rows with status failed/timeout while a fresh worker continues.
 -- The parent never initialises the GPU; the in-process executor (--no-isolate) is for debugging.
 local journal = require("tilebench.journal")
-local campaign = require("tilebench.campaign")
+local execute = require("tilebench.execute")
 local sys = require("tb.sys")
 local worker_cmd = require("tilebench.cmd.worker")
 
@@ -111,7 +111,7 @@ end
 function Pool:_attempt(item, impls)
   if not self.proc then self:_start() end
   local limit = self.opts.limit and self.opts.limit(item) or 60
-  local wire = journal.encode({ item = campaign.wire_item(item, { impls = impls }) }) .. "\n"
+  local wire = journal.encode({ item = execute.wire_item(item, { impls = impls }) }) .. "\n"
   local ok = self.proc:write(wire)
   if not ok then -- it died between items: one fresh start, then report what happens
     self:_retire(0.5)
@@ -190,7 +190,7 @@ function Pool:run(item)
       if #rerun > 0 then queue[#queue + 1] = rerun end
       for _, impl in ipairs(group) do
         if not final[impl] and not again[impl] then
-          final[impl] = campaign.synthetic_row(item, impl, "failed", "the worker returned no row for it")
+          final[impl] = execute.synthetic_row(item, impl, "failed", "the worker returned no row for it")
         end
       end
     else
@@ -199,9 +199,9 @@ function Pool:run(item)
         if res.got and res.got[impl] then final[impl] = res.got[impl] else rest[#rest + 1] = impl end
       end
       if res.error then
-        for _, impl in ipairs(rest) do final[impl] = campaign.synthetic_row(item, impl, "failed", res.error) end
+        for _, impl in ipairs(rest) do final[impl] = execute.synthetic_row(item, impl, "failed", res.error) end
       elseif #rest == 1 or (res.crash == "timeout" and #rest > 0) then
-        local r = campaign.synthetic_row(item, rest[1], res.crash, res.reason)
+        local r = execute.synthetic_row(item, rest[1], res.crash, res.reason)
         r.worker_stderr = res.tail
         final[rest[1]] = r
         if #rest > 1 then queue[#queue + 1] = { table.unpack(rest, 2) } end
@@ -241,11 +241,11 @@ end
 
 function InProcess:run(item)
   local runner = require(self.opts.runner or "tilebench.runner")
-  local wire = campaign.wire_item(item)
+  local wire = execute.wire_item(item)
   local ok, rows = xpcall(runner.run_item, worker_cmd.traceback, wire)
   if not ok then
     local out = {}
-    for _, impl in ipairs(item.impls) do out[#out + 1] = campaign.synthetic_row(item, impl, "failed", tostring(rows)) end
+    for _, impl in ipairs(item.impls) do out[#out + 1] = execute.synthetic_row(item, impl, "failed", tostring(rows)) end
     return out
   end
   for _, r in ipairs(rows) do

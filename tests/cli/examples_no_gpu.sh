@@ -19,13 +19,14 @@ done
 
 cat > "$tmp/check.lua" <<'LUA'
 local campaign = require("tilebench.campaign")
+local execute = require("tilebench.execute")
 local c = campaign.load("examples/custom_metric.lua")
 local row = {ms = 0.5, flops = 1e9, stats = {median = 0.5, q1 = 0.49, q3 = 0.52}}
-campaign.apply_metrics(row, c.metrics)
+execute.apply_metrics(row, c.metrics)
 assert(math.abs(row.extra.achieved_tflops - 2.0) < 1e-12, "achieved_tflops")
 assert(math.abs(row.extra.iqr_spread - 0.06) < 1e-12, "iqr_spread")
 local failed = {status = "failed"}
-campaign.apply_metrics(failed, c.metrics)
+execute.apply_metrics(failed, c.metrics)
 assert(failed.extra.achieved_tflops == nil and failed.extra.iqr_spread == nil, "metrics of a failed row are nil")
 local g = campaign.load("examples/category_gate.lua")
 assert(g.gate.rho == 0.5 and g.gate.elib == 0.8 and g.gate_exit == true, "category_gate's gate")

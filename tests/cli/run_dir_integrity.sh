@@ -6,7 +6,9 @@
 #   uninterrupted run; every planned entry is in the journal afterwards;
 # - names read back (run.json label and run_id, a journal entry's operator and mode) that are
 #   not one path component are refused as --gpu would refuse them: `run --resume` and `merge`
-#   write nothing outside results/.
+#   write nothing outside results/;
+# - run.json stores the resolved work items (format 2): resume runs the cases planned even after
+#   the operator's grid changed; a format-1 run.json (no items) still resumes and merges.
 set -u
 TB=${TILEBENCH:?}
 HOME_DIR=${TILEBENCH_HOME:?}
@@ -103,7 +105,58 @@ check "merge reports them" test "$(grep -c 'entry skipped' <<<"$out")" -eq 2
 sed 's#"label":"fake"#"label":"../../../escaped"#' "$work/run.json.orig" >"$d/run.json"
 out=$(TILEBENCH_RESULTS_DIR="$work/names" "$TB" merge "$d" --output merged2 2>&1); rc=$?
 check "merge refuses a run.json label '../../../escaped' [rc=$rc]" test $rc -eq 2
-check "merge names the label" grep -qF 'GPU label (string "../../../escaped" is not' <<<"$out"
+check "merge names the label" grep -qF 'run.json: label string "../../../escaped" is not' <<<"$out"
+# ---- run.json: the resolved work items ------------------------------------------------------------
+d=$(run "$work/items" "$work/items.out")
+cat >"$work/check_items.lua" <<'LUA'
+local rec = assert(require("tilebench.rundir").read_run_json(arg[1]))
+assert(rec.format == 2 and #rec.items == 6, "format " .. tostring(rec.format) .. ", " .. #(rec.items or {}) .. " items")
+local it = rec.items[1]
+assert(it.operator == "broken_unwritten" and it.case_index == 1 and it.params.n == 4096 and it.case_id == "n=4096")
+assert(#it.impls == 2 and it.flops == 4096 and it.bytes == 4096 * 4 * 2 and it.baseline == "good")
+LUA
+check "run.json is format 2 with the 6 resolved items" "$TB" script "$work/check_items.lua" "$d"
+# resume uses the stored items: an operator whose grid changed since still resumes the cases
+# planned (a re-plan would run n=7 instead of n=1048576 and give another CSV)
+mkdir -p "$work/ops"
+cp -r "$HOME_DIR/tests/fixtures/operators/broken_unwritten" "$HOME_DIR/tests/fixtures/operators/broken_wrong_result" "$work/ops/"
+d=$(TILEBENCH_OPERATOR_PATH="$work/ops" run "$work/stored" "$work/stored.out")
+last=$(tail -n 1 "$d/journal.jsonl"); truncate -s $(( $(wc -c <"$d/journal.jsonl") - ${#last} - 1 )) "$d/journal.jsonl"
+sed -i 's/n: \[4096, 65536, 1048576\]/n: [4096, 65536, 7]/' "$work/ops/broken_wrong_result/config.yaml"
+check "the grid was changed" grep -q "n: \[4096, 65536, 7\]" "$work/ops/broken_wrong_result/config.yaml"
+TILEBENCH_OPERATOR_PATH="$work/ops" TILEBENCH_RESULTS_DIR="$work/stored" "$TB" run --resume "$(id_of "$d")" --quiet \
+  >"$work/stored.resume" 2>&1
+rc=$?
+check "resume with stored items exits 0 [rc=$rc]" test $rc -eq 0
+for f in $csvs; do
+  check "stored items: $f equals the uninterrupted run's" cmp -s "$work/full/fake/csv/$f.csv" "$work/stored/fake/csv/$f.csv"
+done
+# format 1 (before items were stored) is still read: resume and merge re-plan from its args
+d=$(run "$work/old" "$work/old.out")
+cat >"$work/to_format1.lua" <<'LUA'
+local journal = require("tilebench.journal")
+local fh = assert(io.open(arg[1], "rb")); local rec = journal.decode(fh:read("a")); fh:close()
+rec.items, rec.format, rec.broken, rec.shard = nil, nil, nil, nil
+fh = assert(io.open(arg[1], "wb")); fh:write(journal.encode(rec), "\n"); fh:close()
+LUA
+"$TB" script "$work/to_format1.lua" "$d/run.json"
+check "run.json rewritten as format 1" test -z "$(grep -o '"items"\|"format"' "$d/run.json")"
+last=$(tail -n 1 "$d/journal.jsonl"); truncate -s $(( $(wc -c <"$d/journal.jsonl") - ${#last} - 1 )) "$d/journal.jsonl"
+TILEBENCH_RESULTS_DIR="$work/old" "$TB" run --resume "$(id_of "$d")" --quiet >"$work/old.resume" 2>&1
+rc=$?
+check "format 1: resume exits 0 [rc=$rc]" test $rc -eq 0
+for f in $csvs; do
+  check "format 1: $f equals the uninterrupted run's" cmp -s "$work/full/fake/csv/$f.csv" "$work/old/fake/csv/$f.csv"
+done
+out=$(TILEBENCH_RESULTS_DIR="$work/old" "$TB" merge "$d" --output merged 2>&1); rc=$?
+check "format 1: merge exits 0 [rc=$rc]" test $rc -eq 0
+check "format 1: the merged run.json is format 2" grep -q '"format":2' "$work/old/fake/runs/merged/run.json"
+# an item naming a path outside the tree is refused like a label
+d=$(run "$work/hostile" "$work/hostile.out")
+sed -i 's#"operator":"broken_unwritten"#"operator":"../../../escaped"#' "$d/run.json"
+out=$(TILEBENCH_RESULTS_DIR="$work/hostile" "$TB" run --resume "$(id_of "$d")" --quiet 2>&1); rc=$?
+check "resume refuses a run.json item naming '../../../escaped' [rc=$rc]" test $rc -eq 2
+check "the message names the item" grep -qF 'run.json: item 1: operator string "../../../escaped" is not' <<<"$out"
 escaped=$(find "$work" -name '*escaped*' | head -3)
 check "nothing was written outside results/ ($escaped)" test -z "$escaped"
 if [ $fail -ne 0 ]; then for f in "$work"/*.resume; do echo "--- $f"; cat "$f"; done; fi

@@ -1,6 +1,8 @@
--- tilebench.campaign and tilebench.worker: campaign scripts, overrides, work items, shards,
+-- tilebench.campaign, tilebench.execute, tilebench.rundir and tilebench.worker: campaign scripts, overrides, work items, shards,
 -- and execution through worker processes (tests/fixtures/fake_runner.lua: no GPU needed).
 local campaign = require("tilebench.campaign")
+local execute = require("tilebench.execute")
+local rundir = require("tilebench.rundir")
 local journal = require("tilebench.journal")
 local worker = require("tilebench.worker")
 
@@ -133,7 +135,7 @@ describe("work items", function()
     assert.has_error(function() campaign.plan_items(campaign.settings({ operators = { "gamma", "alpha" } }), L) end,
       "unknown operator 'gamma'")
     local row = campaign.operator_failed_row("broken", "default", "why")
-    assert.is_true(campaign.is_operator_row(row))
+    assert.is_true(rundir.is_operator_row(row))
     assert.is_nil(journal.entry_problem(row))
   end)
 
@@ -175,7 +177,7 @@ describe("work items", function()
 
   it("joined shards sort back into the unsharded run's journal order", function()
     local items = campaign.plan_items(campaign.settings({ operators = "all", modes = { "default", "autotune" } }), fake_loader())
-    local keys = campaign.item_keys(items)
+    local keys = rundir.item_keys(items)
     assert.equal("alpha|default|fp16|1|lib", keys[1])
     assert.equal("alpha|default|fp16|1|cuda", keys[2])
     local function rows_of(list)
@@ -193,7 +195,7 @@ describe("work items", function()
     end
     local stray = { operator = "gamma", mode = "default", dtype = "fp32", case_index = 1, impl = "cuda" }
     table.insert(joined, 2, stray)
-    local sorted = campaign.sort_rows(joined, items)
+    local sorted = rundir.sort_rows(joined, items)
     local got = {}
     for i, r in ipairs(sorted) do got[i] = journal.key(r) end
     local want = {}
@@ -206,11 +208,11 @@ describe("work items", function()
   end)
 
   it("run ids are sortable, distinct and valid path components", function()
-    local a, b = campaign.new_run_id(), campaign.new_run_id()
+    local a, b = rundir.new_run_id(), rundir.new_run_id()
     assert.matches("^%d%d%d%d%d%d%d%dT%d%d%d%d%d%dZ%-%x%x%x%x%x%x$", a)
     assert.are_not.equal(a, b)
-    assert.is_true(campaign.valid_run_id(a))
-    assert.is_false(campaign.valid_run_id("../x"))
+    assert.is_true(rundir.valid_run_id(a))
+    assert.is_false(rundir.valid_run_id("../x"))
   end)
 end)
 
@@ -271,7 +273,7 @@ describe("execution through worker processes", function()
     local items = { item("alpha", 1, { "cuda" }), item("alpha", 2, { "cuda" }), item("alpha", 3, { "cuda" }) }
     local journalled = {}
     local calls = 0
-    local summary = campaign.execute(items, pool, jnl, {
+    local summary = execute.execute(items, pool, jnl, {
       metrics = { double_ms = function(r) return r.ms and 2 * r.ms end },
       on_rows = function()
         local _, rows = journal.read(path)

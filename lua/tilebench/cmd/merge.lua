@@ -2,11 +2,12 @@
 -- one campaign's shards (`tilebench run --shard k/n` on several nodes) into one run,
 -- results/<gpu>/runs/<run-id>/ (journal.jsonl with every entry once, run.json, provenance.json
 -- naming each merged run with its own provenance), and rebuilds results/<gpu>/csv/<op>_<mode>.csv
--- and raw/<op>.json with campaign.write_outputs, so the n shards merged give the CSVs of the
+-- and raw/<op>.json with rundir.write_outputs, so the n shards merged give the CSVs of the
 -- unsharded run. Runs of different campaigns, settings, devices or shard counts, a shard given
 -- twice and an entry in two runs are refused; missing shards are a warning. No GPU is touched.
 local options = require("tilebench.options")
 local campaign = require("tilebench.campaign")
+local rundir = require("tilebench.rundir")
 local journal = require("tilebench.journal")
 local util = require("tilebench.util")
 local sys = require("tb.sys")
@@ -14,7 +15,7 @@ local sys = require("tb.sys")
 local M = {}
 
 local function run_id_ok(v)
-  if campaign.valid_run_id(v) then return true end
+  if rundir.valid_run_id(v) then return true end
   return false, string.format("'%s' is not a run id (one path component of [A-Za-z0-9._+-])", v)
 end
 
@@ -42,7 +43,7 @@ local function is_dir(p) return require("lfs").attributes(p, "mode") == "directo
 local function resolve(arg, root)
   local d = arg:gsub("(.)/+$", "%1")
   if is_dir(d) then return d end
-  if campaign.valid_run_id(arg) and is_dir(root) then
+  if rundir.valid_run_id(arg) and is_dir(root) then
     for gpu in require("lfs").dir(root) do
       local p = string.format("%s/%s/runs/%s", root, gpu, arg)
       if gpu:sub(1, 1) ~= "." and is_dir(p) then return p end
@@ -83,8 +84,8 @@ end
 
 -- Loads one run directory: {dir, id, label, shard_k, shard_n, rec (run.json), prov, rows}.
 local function load_run(dir)
-  local rec = read_json(dir .. "/run.json")
-  if not rec then options.usage_error("merge: %s/run.json is missing or unreadable (not a run directory?)", dir) end
+  local rec, why = rundir.read_run_json(dir)
+  if not rec then options.usage_error("merge: %s (not a run directory?)", why) end
   local prov = read_json(dir .. "/provenance.json")
   if not prov then options.usage_error("merge: %s/provenance.json is missing or unreadable", dir) end
   local jpath = dir .. "/journal.jsonl"
@@ -93,9 +94,6 @@ local function load_run(dir)
   end
   local _, rows, problems = journal.read(jpath)
   for _, p in ipairs(problems or {}) do warn("%s", p) end
-  if rec.run_id ~= nil and not util.is_name(rec.run_id) then
-    options.usage_error("merge: %s/run.json: run_id %s is not %s", dir, util.describe(rec.run_id), util.NAME_RULE)
-  end
   local text = shard_text(rec, prov)
   local k, n = campaign.shard_of(text)
   if not k then options.usage_error("merge: %s: bad shard '%s' (%s)", dir, tostring(text), n) end
@@ -148,7 +146,12 @@ end
 
 -- Re-plans the campaign from the first run's args (no shard): settings, items, plan, or nil and
 -- why. Checked against the journals: a case whose id differs means the operators changed.
+-- The campaign's items: those run.json stores (format 2: as planned, nothing re-expanded), else
+-- re-planned from the first run's args (format 1).
 local function replan(runs, rows)
+  if runs[1].rec.items then
+    return nil, runs[1].rec.items, rundir.plan_of(runs[1].rec.items)
+  end
   local run = require("tilebench.cmd.run")
   local ok, settings, items, plan = pcall(function()
     local opts, pos = options.parse(without_shard(runs[1].rec.args), run.spec, "run")
@@ -223,7 +226,7 @@ function M.run(args)
     local n = runs[1].shard_n
     for _, r in ipairs(runs) do
       local done = journal.done_set(r.rows)
-      local want = campaign.item_keys(campaign.shard(items, r.shard_k, n))
+      local want = rundir.item_keys(campaign.shard(items, r.shard_k, n))
       local lack = 0
       for _, k in ipairs(want) do if not done[k] then lack = lack + 1 end end
       if lack > 0 then
@@ -232,17 +235,17 @@ function M.run(args)
       end
     end
     local planned = {}
-    for _, k in ipairs(campaign.item_keys(items)) do planned[k] = true end
+    for _, k in ipairs(rundir.item_keys(items)) do planned[k] = true end
     local extra = 0
     for _, r in ipairs(rows) do if not planned[journal.key(r)] then extra = extra + 1 end end
     if extra > 0 then warn("%d journal entries are not in the campaign's plan (kept)", extra) end
-    rows = campaign.sort_rows(rows, items)
+    rows = rundir.sort_rows(rows, items)
   end
 
-  local out_id = opts.output or campaign.new_run_id()
-  local out_dir = string.format("%s/%s/runs/%s", root, label, out_id)
+  local out_id = opts.output or rundir.new_run_id()
+  local out_dir = rundir.run_path(root, label, out_id)
   if require("lfs").attributes(out_dir) then options.usage_error("option --output: %s already exists", out_dir) end
-  campaign.mkdirs(out_dir)
+  rundir.mkdirs(out_dir)
 
   local ids, shards = {}, {}
   for _, r in ipairs(runs) do ids[#ids + 1] = r.id; shards[#shards + 1] = string.format("%d/%d", r.shard_k, r.shard_n) end
@@ -250,9 +253,8 @@ function M.run(args)
   jnl:append(rows)
   jnl:close()
   local args_run = without_shard(runs[1].rec.args)
-  local ok, err = sys.write_atomic(out_dir .. "/run.json", journal.encode({ run_id = out_id, label = label,
-    args = args_run, created = sys.iso_time(), merged_from = ids }) .. "\n")
-  if not ok then error(err, 0) end
+  rundir.write_run_json(out_dir, { run_id = out_id, label = label, args = args_run, created = sys.iso_time(),
+    merged_from = ids, items = items, broken = runs[1].rec.broken })
 
   local provenance = require("tilebench.provenance")
   local first = runs[1].prov
@@ -269,7 +271,7 @@ function M.run(args)
   end
   provenance.write(out_dir .. "/provenance.json", record)
 
-  local written = campaign.write_outputs(out_dir, string.format("%s/%s/csv", root, label), rows, plan, out_id)
+  local written = rundir.write_outputs(out_dir, rundir.csv_dir(root, label), rows, plan, out_id)
   local name = (settings and settings.name) or (first.campaign and first.campaign.name)
   io.write(string.format("merged %d run%s (shard%s %s) of %s: %d entries into %s\n", #runs,
     #runs == 1 and "" or "s", #runs == 1 and "" or "s", table.concat(shards, ", "),

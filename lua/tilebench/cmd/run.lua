@@ -5,6 +5,8 @@
 -- writes results/<gpu>/csv/<op>_<mode>.csv and results/<gpu>/runs/<run-id>/.
 local options = require("tilebench.options")
 local campaign = require("tilebench.campaign")
+local execute = require("tilebench.execute")
+local rundir = require("tilebench.rundir")
 local journal = require("tilebench.journal")
 local sys = require("tb.sys")
 
@@ -18,7 +20,7 @@ local function shard_ok(v)
   return true
 end
 local function run_id_ok(v)
-  if campaign.valid_run_id(v) then return true end
+  if rundir.valid_run_id(v) then return true end
   return false, string.format("'%s' is not a run id (one path component of [A-Za-z0-9._+-])", v)
 end
 
@@ -110,8 +112,9 @@ local function overrides_from(opts)
   return o
 end
 
--- Everything planning needs, from parsed options: settings, the items, the per-operator plan.
-local function plan_run(opts, pos)
+-- The settings of parsed options: the campaign script (its metric functions too) under the
+-- flags. Cheap: no operator is loaded.
+local function load_settings(opts, pos)
   if #pos > 1 then options.usage_error("run: unexpected argument '%s'", pos[2]) end
   local c
   if pos[1] then
@@ -124,34 +127,59 @@ local function plan_run(opts, pos)
   elseif not opts.operator then
     options.usage_error("run: give a campaign (e.g. 'tilebench run smoke') or --operator NAME")
   end
-  local settings = campaign.settings(c, overrides_from(opts))
+  return campaign.settings(c, overrides_from(opts))
+end
+
+local function plan_items(settings)
   local ok, items, broken = pcall(campaign.plan_items, settings)
   if not ok then
     if options.is_usage_error(items) then error(items, 0) end
     options.usage_error("run: %s", tostring(items))
   end
+  return items, broken
+end
+
+-- Everything planning needs, from parsed options: settings, this shard's items, the
+-- per-operator plan and order, the operators that did not load, and the whole campaign's items
+-- (what run.json keeps).
+local function plan_run(opts, pos)
+  local settings = load_settings(opts, pos)
+  local all_items, broken = plan_items(settings)
+  local items = all_items
   if opts.shard then
     local k, n = campaign.parse_shard(opts.shard)
     items = campaign.shard(items, k, n)
     if k ~= 1 then broken = {} end -- shard 1 records them, so merged shards hold each once
   end
-  local opmod = require("tilebench.operator")
-  local plan, order = {}, {}
-  for _, it in ipairs(items) do
-    if not plan[it.operator] then
-      local op = opmod.load(it.operator)
-      local cases = {}
-      for _, d in ipairs(campaign.dtypes_of(op)) do cases[d] = campaign.cases_of(op, d) end
-      plan[it.operator] = { impls = it.impls, dtypes = campaign.dtypes_of(op), cases = cases,
-                            category = op.category, count = 0 }
-      order[#order + 1] = it.operator
-    end
-    plan[it.operator].count = plan[it.operator].count + 1
-  end
-  return settings, items, plan, order, broken
+  local plan, order = rundir.plan_of(items)
+  return settings, items, plan, order, broken, all_items
 end
--- (opts, pos) -> settings, items, plan, order, broken (operators that did not load); raises
--- usage errors. `tilebench merge` re-plans the campaign of a run's stored args with it.
+
+-- A resumed run's plan from its run.json: the items stored there (no grid expanded, the same
+-- cases even if the operators changed since); operators that did not load then are tried again.
+local function plan_stored(opts, pos, rec)
+  local settings = load_settings(opts, pos)
+  local all_items = rec.items
+  local items = campaign.shard(all_items, campaign.shard_of(opts.shard))
+  local broken = rec.broken or {}
+  if #broken > 0 then
+    local again = {}
+    for k, v in pairs(settings) do again[k] = v end
+    again.operators, again.exclude, again.dtypes, again.impls = {}, nil, nil, nil
+    for i, b in ipairs(broken) do again.operators[i] = b.operator end
+    local ok, more, still = pcall(campaign.plan_items, again)
+    if ok then
+      for _, it in ipairs(more) do items[#items + 1] = it end
+      broken = still
+    end
+  end
+  local plan, order = rundir.plan_of(items)
+  return settings, items, plan, order, broken, all_items
+end
+
+-- (opts, pos) -> settings, items, plan, order, broken (operators that did not load), all items;
+-- raises usage errors. `tilebench merge` re-plans with it the campaign of a run whose run.json
+-- predates stored items (format 1).
 M.plan = plan_run
 
 -- An operator that did not load, as the run reports it (stderr: the message holds its frames).
@@ -175,19 +203,9 @@ local function print_dry_run(items, plan, order, broken)
 end
 
 local function find_run_dir(root, id, label)
-  local lfs = require("lfs")
-  if label then
-    local d = string.format("%s/%s/runs/%s", root, label, id)
-    if lfs.attributes(d, "mode") == "directory" then return d, label end
-    options.usage_error("option --resume: no run '%s' under %s/%s/runs", id, root, label)
-  end
-  if lfs.attributes(root, "mode") == "directory" then
-    for gpu in lfs.dir(root) do
-      local d = string.format("%s/%s/runs/%s", root, gpu, id)
-      if gpu:sub(1, 1) ~= "." and lfs.attributes(d, "mode") == "directory" then return d, gpu end
-    end
-  end
-  options.usage_error("option --resume: no run '%s' under %s/*/runs", id, root)
+  local dir, found = rundir.find_run(root, id, label)
+  if not dir then options.usage_error("option --resume: %s", found) end
+  return dir, found
 end
 
 local ROW_FMT = "  %-30s %-9s %-8s %12s %10s %8s  %s%s"
@@ -202,7 +220,7 @@ end
 function M.run(args)
   local opts, pos = options.parse(args, M.spec, "run")
   local root = M.results_root()
-  local run_id, run_dir, label, resumed
+  local run_id, run_dir, label, resumed, stored
   local stored_args = args
   if opts.resume then
     local allowed = { resume = true, gpu = true, quiet = true, ["no-isolate"] = true }
@@ -213,22 +231,12 @@ function M.run(args)
     end
     if #pos > 0 then options.usage_error("option --resume: unexpected argument '%s'", pos[1]) end
     run_dir, label = find_run_dir(root, opts.resume, opts.gpu)
-    local fh = io.open(run_dir .. "/run.json", "rb")
-    if not fh then options.usage_error("option --resume: %s/run.json is missing", run_dir) end
-    local rec = journal.decode(fh:read("a"))
-    fh:close()
-    if type(rec) ~= "table" or type(rec.args) ~= "table" then
-      options.usage_error("option --resume: %s/run.json is unreadable", run_dir)
-    end
     -- run.json is read back like any input: its names build paths, so they pass the rule
     -- --gpu is held to (util.is_name), or the run is refused before anything is written.
-    local util = require("tilebench.util")
-    for _, field in ipairs({ "run_id", "label" }) do
-      if rec[field] ~= nil and not util.is_name(rec[field]) then
-        options.usage_error("option --resume: %s/run.json: %s %s is not %s", run_dir, field,
-          util.describe(rec[field]), util.NAME_RULE)
-      end
-    end
+    local why
+    stored, why = rundir.read_run_json(run_dir)
+    if not stored then options.usage_error("option --resume: %s", why) end
+    local rec = stored
     stored_args = rec.args
     local quiet, noiso = opts.quiet, opts["no-isolate"]
     opts, pos = options.parse(rec.args, M.spec, "run")
@@ -236,7 +244,12 @@ function M.run(args)
     run_id, label, resumed = rec.run_id, rec.label or label, true
   end
 
-  local settings, items, plan, order, broken = plan_run(opts, pos)
+  local settings, items, plan, order, broken, all_items
+  if stored and stored.items then
+    settings, items, plan, order, broken, all_items = plan_stored(opts, pos, stored)
+  else
+    settings, items, plan, order, broken, all_items = plan_run(opts, pos)
+  end
   -- before --dry-run: a dry run exits as the run would
   if #items == 0 and #broken == 0 then options.usage_error("run: nothing to run (no case matches)") end
   if opts["dry-run"] then
@@ -264,14 +277,13 @@ function M.run(args)
   local hello = executor:hello()
   label = label or opts.gpu or label_from_device(hello.device)
 
-  if not resumed then run_id = campaign.new_run_id() end
-  run_dir = run_dir or string.format("%s/%s/runs/%s", root, label, run_id)
-  campaign.mkdirs(run_dir)
+  if not resumed then run_id = rundir.new_run_id() end
+  run_dir = run_dir or rundir.run_path(root, label, run_id)
+  rundir.mkdirs(run_dir)
   log_fh = io.open(run_dir .. "/worker.log", "ab")
   if not resumed then
-    local ok, err = sys.write_atomic(run_dir .. "/run.json", journal.encode({ run_id = run_id, label = label,
-      args = stored_args, created = sys.iso_time() }) .. "\n")
-    if not ok then error(err, 0) end
+    rundir.write_run_json(run_dir, { run_id = run_id, label = label, args = stored_args, created = sys.iso_time(),
+      shard = opts.shard, items = all_items, broken = broken })
   end
   local provenance = require("tilebench.provenance")
   local record = provenance.collect({ argv = arg and { [0] = arg[0], table.unpack(arg) } or stored_args,
@@ -297,21 +309,7 @@ function M.run(args)
   if resumed then
     local _, done_rows, problems = journal.read(jpath)
     for _, p in ipairs(problems or {}) do io.stderr:write("tilebench: ", p, "\n") end
-    local done = journal.done_set(done_rows or {})
-    todo = {}
-    for _, it in ipairs(items) do
-      local rest = {}
-      for _, impl in ipairs(it.impls) do
-        if not done[journal.key({ operator = it.operator, mode = it.mode, dtype = it.dtype,
-                                  case_index = it.case_index, impl = impl })] then rest[#rest + 1] = impl end
-      end
-      if #rest > 0 then
-        local copy = {}
-        for k, v in pairs(it) do copy[k] = v end
-        copy.impls = rest
-        todo[#todo + 1] = copy
-      end
-    end
+    todo = rundir.todo(items, done_rows)
   end
   local jnl <close> = journal.open(jpath, { run_id = run_id, label = label })
 
@@ -335,7 +333,7 @@ function M.run(args)
   progress = require("tilebench.progress").new({ total = #todo })
   local current_op
   sys.catch_interrupts()
-  local ok, summary = pcall(campaign.execute, todo, executor, jnl, {
+  local ok, summary = pcall(execute.execute, todo, executor, jnl, {
     metrics = settings.metrics, peaks = peaks,
     interrupted = function() return sys.interrupted() or executor.fatal end,
     on_item_start = function(it)
@@ -361,12 +359,12 @@ function M.run(args)
 
   -- Outputs from the whole journal: the same files whether or not the run was interrupted.
   local _, all_rows = journal.read(jpath)
-  local written = campaign.write_outputs(run_dir, string.format("%s/%s/csv", root, label), all_rows or {},
+  local written = rundir.write_outputs(run_dir, rundir.csv_dir(root, label), all_rows or {},
     plan, run_id)
   for _, path in ipairs(written) do io.write(string.format("wrote %s\n", path)) end
 
   local bad = 0
-  for _, r in ipairs(journal.latest(all_rows or {})) do if campaign.BAD[r.status] then bad = bad + 1 end end
+  for _, r in ipairs(journal.latest(all_rows or {})) do if execute.BAD[r.status] then bad = bad + 1 end end
   if summary.interrupted then
     local left = #todo - summary.done
     io.write(string.format("stopped (%s): %d of %d cases done, %d left\n", summary.interrupted,
@@ -376,7 +374,7 @@ function M.run(args)
   end
   -- Every planned (item, implementation) must have its entry now; one without (an entry the
   -- journal lost) fails the run instead of leaving a silent hole in the CSVs.
-  local missing = campaign.unaccounted(items, all_rows or {})
+  local missing = rundir.unaccounted(items, all_rows or {})
   if #missing > 0 then
     io.stderr:write(string.format("tilebench: %d planned entr%s no journal entry, e.g. %s (run --resume %s again)\n",
       #missing, #missing == 1 and "y has" or "ies have", missing[1], run_id))
