@@ -69,8 +69,11 @@ end
 -- Why a stored item cannot be used, or nil: its names and case must be what a planned item has.
 local function item_problem(it)
   if type(it) ~= "table" then return "not an object" end
-  local bad = journal.entry_problem(it)
-  if bad then return bad end
+  for _, field in ipairs({ "operator", "mode" }) do
+    if not util.is_name(it[field]) then
+      return string.format("%s %s is not %s", field, util.describe(it[field]), util.NAME_RULE)
+    end
+  end
   if type(it.dtype) ~= "string" or math.type(it.case_index) ~= "integer" then return "no dtype and case" end
   if type(it.impls) ~= "table" or #it.impls == 0 then return "no implementations" end
   for _, impl in ipairs(it.impls) do
