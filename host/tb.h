@@ -24,7 +24,6 @@ typedef enum tb_dtype {
 
 typedef struct tb_dtype_info {
   const char *name;      /* "fp32" ... the name Lua and config.yaml use */
-  const char *c_type;    /* "float", "__half", "__nv_bfloat16", "__nv_fp8_e4m3", "int8_t", ... */
   int size;              /* bytes */
   int is_float;
 } tb_dtype_info;

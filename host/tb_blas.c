@@ -135,8 +135,8 @@ static blas_type to_blas_type(lua_State *L, const char *key, tb_dtype d) {
     case TB_INT8: return BLAS_I8;
     case TB_INT32: return BLAS_I32;
     default:
-      luaL_error(L, "tb.blas.matmul: tensor '%s' has dtype %s, which cuBLASLt matmuls do not take",
-                 key, tb_dtypes[d].name);
+      luaL_error(L, "tb.blas.matmul: tensor '%s' has dtype %s, which %s matmuls do not take", key, tb_dtypes[d].name,
+                 gpu_backend_get()->blas ? gpu_backend_get()->blas->name : "BLAS");
   }
   return BLAS_F32;
 }

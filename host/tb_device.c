@@ -100,7 +100,7 @@ static int l_available(lua_State *L) {
   }
   if (n == 0) {
     lua_pushboolean(L, 0);
-    lua_pushstring(L, "no CUDA device found (the driver reports 0 devices)");
+    lua_pushfstring(L, "no %s device found (the driver reports 0 devices)", b->display_name ? b->display_name : b->name);
     return 2;
   }
   lua_pushboolean(L, 1);

@@ -1,10 +1,13 @@
-/* tb_dtype.c: the one dtype table (names, C types, sizes, float or integer, aliases), used by
- * every tb.* module and exported to Lua as tb.dtype so that no Lua file keeps its own copy.
+/* tb_dtype.c: the one dtype table (names, sizes, float or integer, aliases), used by every tb.*
+ * module and exported to Lua as tb.dtype so that no Lua file keeps its own copy. A dtype's type
+ * in the kernel language (c_type: "__half" in CUDA C) is the backend's to say
+ * (gpu_backend.kernel_type), so a HIP backend gives its own.
  *
  * Lua API (require "tb.dtype"):
  *   tb.dtype.names             {"fp32", "fp16", ...}: every canonical name, in table order
  *   tb.dtype.info[name]        {name=, c_type=, size=, is_float=, tensor=} for a canonical name
- *                              (tensor: whether tb.tensor can hold it)
+ *                              (tensor: whether tb.tensor can hold it; c_type: the backend's
+ *                              kernel-language type, nil where it has none)
  *   tb.dtype.aliases[alias]    the canonical name of an alias ("float16" -> "fp16")
  *   tb.dtype.normalize(name)   the canonical name of a name or alias (also in any letter case),
  *                              or nil for a name tilebench does not know */
@@ -14,17 +17,17 @@
 #include "tb.h"
 
 const tb_dtype_info tb_dtypes[TB_NDTYPES] = {
-  [TB_FP32] = {"fp32", "float", 4, 1},
-  [TB_FP16] = {"fp16", "__half", 2, 1},
-  [TB_BF16] = {"bf16", "__nv_bfloat16", 2, 1},
-  [TB_FP8_E4M3] = {"fp8_e4m3", "__nv_fp8_e4m3", 1, 1},
-  [TB_INT8] = {"int8", "int8_t", 1, 0},
-  [TB_UINT8] = {"uint8", "uint8_t", 1, 0},
-  [TB_INT32] = {"int32", "int32_t", 4, 0},
-  [TB_INT64] = {"int64", "int64_t", 8, 0},
+  [TB_FP32] = {"fp32", 4, 1},
+  [TB_FP16] = {"fp16", 2, 1},
+  [TB_BF16] = {"bf16", 2, 1},
+  [TB_FP8_E4M3] = {"fp8_e4m3", 1, 1},
+  [TB_INT8] = {"int8", 1, 0},
+  [TB_UINT8] = {"uint8", 1, 0},
+  [TB_INT32] = {"int32", 4, 0},
+  [TB_INT64] = {"int64", 8, 0},
   /* known names without tensor support */
-  [TB_FP8_E5M2] = {"fp8_e5m2", "__nv_fp8_e5m2", 1, 1},
-  [TB_INT16] = {"int16", "int16_t", 2, 0},
+  [TB_FP8_E5M2] = {"fp8_e5m2", 1, 1},
+  [TB_INT16] = {"int16", 2, 0},
 };
 
 static const struct { const char *alias; tb_dtype dtype; } aliases[] = {
@@ -77,7 +80,8 @@ int luaopen_tb_dtype(lua_State *L) {
     lua_rawseti(L, -3, i + 1);
     lua_createtable(L, 0, 5);
     lua_pushstring(L, d->name); lua_setfield(L, -2, "name");
-    lua_pushstring(L, d->c_type); lua_setfield(L, -2, "c_type");
+    const gpu_backend *b = gpu_backend_get();
+    lua_pushstring(L, b->kernel_type ? b->kernel_type(d->name) : NULL); lua_setfield(L, -2, "c_type");
     lua_pushinteger(L, d->size); lua_setfield(L, -2, "size");
     lua_pushboolean(L, d->is_float); lua_setfield(L, -2, "is_float");
     lua_pushboolean(L, i < TB_NDEVICE_DTYPES); lua_setfield(L, -2, "tensor");

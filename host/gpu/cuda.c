@@ -874,7 +874,8 @@ static void *cuda_native_stream(gpu_stream s) { return (void *)(CUstream)s; }
 static const char *cuda_kernel_type(const char *dtype) {
   static const char *const types[][2] = {
     {"fp32", "float"}, {"fp16", "__half"}, {"bf16", "__nv_bfloat16"}, {"fp8_e4m3", "__nv_fp8_e4m3"},
-    {"int8", "int8_t"}, {"uint8", "uint8_t"}, {"int32", "int32_t"}, {"int64", "int64_t"}};
+    {"int8", "int8_t"}, {"uint8", "uint8_t"}, {"int32", "int32_t"}, {"int64", "int64_t"},
+    {"fp8_e5m2", "__nv_fp8_e5m2"}, {"int16", "int16_t"}};
   for (size_t i = 0; dtype && i < sizeof types / sizeof types[0]; i++)
     if (strcmp(types[i][0], dtype) == 0) return types[i][1];
   return NULL;
@@ -885,6 +886,7 @@ extern const gpu_blas gpu_cuda_blas;         /* cuda_blas.c: cuBLASLt */
 
 static const gpu_backend cuda_backend = {
   .name = "cuda",
+  .display_name = "CUDA",
   .compiler = &gpu_cuda_compiler,
   .blas = &gpu_cuda_blas,
   .kernel_type = cuda_kernel_type,

@@ -524,7 +524,7 @@ static void lt_matmul_destroy(blas_matmul *op) {
 
 extern const gpu_blas gpu_cuda_blas; /* cuda.c's backend table points here */
 const gpu_blas gpu_cuda_blas = {
-  .name = "cublaslt",
+  .name = "cuBLASLt",
   .init = lt_init,
   .version = lt_version,
   .matmul_create = lt_matmul_create,

@@ -151,7 +151,8 @@ struct gpu_compiler; /* below, with rtc_compile */
 struct gpu_blas;     /* blas.h */
 
 typedef struct gpu_backend {
-  const char *name;
+  const char *name;         /* "cuda": what TILEBENCH_BACKEND names */
+  const char *display_name; /* "CUDA": in messages ("no CUDA device found"); NULL: name */
   /* Run-time compilation of the backend's kernel language (rtc_compile keys and caches what it
    * produces) and the vendor BLAS (blas.h); NULL where the backend has none. */
   const struct gpu_compiler *compiler;
@@ -247,7 +248,7 @@ gpu_status gpu_backend_register(const gpu_backend *b);
 const char *gpu_backend_names(void);
 const gpu_backend *gpu_cuda_backend(void);
 
-/* ---- library lookup (dl.c) ------------------------------------------------------------------
+/* ---- library lookup for the CUDA libraries (cuda_dl.c) -----------------------------------
  * Opens a shared library by trying, in order: $TILEBENCH_CUDA_LIB_DIR/<name>, the system loader
  * (<name>), $CUDA_HOME/lib64/<name>, /usr/local/cuda/lib64/<name>; for each name in the
  * NULL-terminated list. Returns the handle or NULL, with gpu_last_error() naming the library and

@@ -1,4 +1,4 @@
-/* dl.c: finds and opens the GPU libraries (libnvrtc, libcupti, libcublasLt) with dlopen, in the
+/* cuda_dl.c: finds and opens the GPU libraries (libnvrtc, libcupti, libcublasLt) with dlopen, in the
  * order DESIGN.md gives, so one binary runs with or without a toolkit on the loader path. */
 #define _GNU_SOURCE /* dlinfo */
 #include <dlfcn.h>
