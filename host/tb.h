@@ -84,12 +84,15 @@ static inline gpu_ptr tb_tensor_ptr(const tb_tensor *t) { return t->storage->ptr
 static inline size_t tb_tensor_nbytes(const tb_tensor *t) {
   return (size_t)t->numel * (size_t)tb_dtypes[t->dtype].size;
 }
+/* Sets every element of t to the bit pattern `bits` of its dtype on tb_stream(); raises. */
+void tb_tensor_fill_bits(lua_State *L, tb_tensor *t, uint64_t bits);
 
 /* ---- the host's own kernels (tb_hostk.c) ----------------------------------------------------
  * host/kernels/NAME.cu are embedded at build time and compiled by NVRTC for the current device on
  * first use (cached on disk). Returns the function or raises. */
 gpu_function *tb_host_kernel(lua_State *L, const char *file, const char *kernel);
-/* The embedded text of host/kernels/<name> (NULL if absent), for headers shared with users. */
+/* The embedded text of host/kernels/<name> (NULL if absent): the one copy the host's kernels
+ * compile from (tb_host_kernel, and tb.kernel.host_source for `tilebench peaks`). */
 const char *tb_embedded_source(const char *name, size_t *size);
 
 /* The stream every module launches on: one non-blocking stream per process, created by

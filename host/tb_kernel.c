@@ -9,6 +9,8 @@
  *       defines become -DK=V (true: -DK; false: left out), sorted so the cache key is stable.
  *       load = false only compiles (no GPU needed) and returns
  *       { size =, from_cache =, key =, log =, arch = }.
+ *   tb.kernel.host_source(file)       -> text | nil   host/kernels/<file> as embedded in this binary
+ *                                                    (the one copy the host's kernels compile from)
  *   module:get(name [, signature])    -> function    signature: {"ptr", "i64", ...} (kinds:
  *                                                    ptr i32 i64 u32 u64 f32 f64), checked against
  *                                                    the driver's parameter sizes when it can tell
@@ -443,7 +445,16 @@ static int l_function_tostring(lua_State *L) {
   return 1;
 }
 
+static int l_host_source(lua_State *L) {
+  size_t size = 0;
+  const char *text = tb_embedded_source(luaL_checkstring(L, 1), &size);
+  if (text == NULL) return 0;
+  lua_pushlstring(L, text, size);
+  return 1;
+}
+
 static const luaL_Reg kernel_functions[] = {
+  {"host_source", l_host_source},
   {"load", l_load},
   {"load_image", l_load_image},
   {"compile", l_compile},

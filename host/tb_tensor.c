@@ -188,8 +188,9 @@ static void launch(lua_State *L, const char *kernel, uint64_t items, void **args
   tb_check_gpu(L, b->launch(fn, grid, block, 0, tb_stream(), args));
 }
 
-/* Every element of t set to the dtype's bit pattern `bits` (its size divides 8). */
-static void fill_bits(lua_State *L, tb_tensor *t, uint64_t bits) {
+/* Every element of t set to the dtype's bit pattern `bits` (its size divides 8), by tensor.cu's
+ * tb_fill_pattern: full / fill here, and tb.verify's int64 poison (the one fill kernel). */
+void tb_tensor_fill_bits(lua_State *L, tb_tensor *t, uint64_t bits) {
   int size = tb_dtypes[t->dtype].size;
   uint64_t pattern = bits & (size == 8 ? ~0ULL : ((1ULL << (8 * size)) - 1));
   for (int w = size; w < 8; w *= 2) pattern |= pattern << (8 * w);
@@ -299,7 +300,7 @@ static int l_full(lua_State *L) {
   uint64_t bits = value_bits(L, 3, d, "full", 0);
   tb_tensor *t = construct(L);
   if (t == NULL) return 3;
-  fill_bits(L, t, bits);
+  tb_tensor_fill_bits(L, t, bits);
   return 1;
 }
 
@@ -526,7 +527,7 @@ static int m_to_host(lua_State *L) {
 
 static int m_fill(lua_State *L) {
   tb_tensor *t = tb_check_tensor(L, 1);
-  fill_bits(L, t, value_bits(L, 2, t->dtype, "fill", 0));
+  tb_tensor_fill_bits(L, t, value_bits(L, 2, t->dtype, "fill", 0));
   lua_settop(L, 1);
   return 1;
 }

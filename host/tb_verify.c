@@ -21,14 +21,6 @@
 #include "tb.h"
 #include "verify.h"
 
-#define POISON_THREADS 256
-
-static void launch(lua_State *L, const char *kernel, unsigned blocks, unsigned threads, void **args) {
-  gpu_function *fn = tb_host_kernel(L, "verify.cu", kernel);
-  unsigned grid[3] = {blocks, 1, 1}, block[3] = {threads, 1, 1};
-  tb_check_gpu(L, tb_gpu(L)->launch(fn, grid, block, 0, tb_stream(), args));
-}
-
 static int l_poison(lua_State *L) {
   tb_tensor *t = tb_check_tensor(L, 1);
   const gpu_backend *b = tb_gpu(L);
@@ -39,15 +31,7 @@ static int l_poison(lua_State *L) {
   switch (t->dtype) {
     case TB_INT8: tb_check_gpu(L, b->memset8_async(p, 0x80, nbytes, tb_stream())); break;
     case TB_INT32: tb_check_gpu(L, b->memset32_async(p, 0x80000000u, (size_t)t->numel, tb_stream())); break;
-    case TB_INT64: {
-      unsigned long long n = nbytes, pattern = 0x8000000000000000ULL;
-      uint64_t blocks = (nbytes / 16 + POISON_THREADS - 1) / POISON_THREADS;
-      uint64_t cap = (uint64_t)tb_current_props(L)->sm_count * 8;
-      if (blocks > cap && cap > 0) blocks = cap;
-      void *args[] = {&p, &n, &pattern};
-      launch(L, "tb_poison_pattern", blocks ? (unsigned)blocks : 1u, POISON_THREADS, args);
-      break;
-    }
+    case TB_INT64: tb_tensor_fill_bits(L, t, 0x8000000000000000ULL); break; /* no 64-bit memset */
     default: /* every float dtype, and uint8's maximum */
       tb_check_gpu(L, b->memset8_async(p, 0xFF, nbytes, tb_stream()));
   }

@@ -1,5 +1,6 @@
 /* tensor.cu: tb.tensor's device code: the seeded generator behind rand / randn / randint, and a
- * pattern fill behind full / fill. Self-contained (only the CUDA fp16/bf16/fp8 headers).
+ * pattern fill behind full / fill and tb.verify.poison's int64 minimum (tb_fill_pattern, the
+ * host's one fill kernel). Self-contained (only the CUDA fp16/bf16/fp8 headers).
  *
  * Generator: Philox4x32-10 (Salmon et al., SC'11; Random123's constants and round order, checked
  * against its known-answer vectors in tests/gpu/tensor.lua). key = the 64-bit seed, counter =

@@ -1,5 +1,5 @@
-/* verify.cu: tb.verify's device code: one pass comparing an output with its reference, and the
- * integer poison fill. Self-contained (only the CUDA fp16/bf16/fp8 headers).
+/* verify.cu: tb.verify's device code: one pass comparing an output with its reference.
+ * Self-contained (only the CUDA fp16/bf16/fp8 headers).
  *
  * Rule per element: |out - ref| <= atol + rtol*|ref| in double; NaN matches only NaN; an Inf
  * matches only the same Inf; integers with exact != 0 compare as int64 (no rounding). max_abs and
@@ -12,7 +12,7 @@
  * K: the K lowest indices, whatever the scheduling. Counts and maxima are order-free atomics.
  *
  * Kernels: tb_compare_<out>_<ref> for equal dtypes and every pair of float dtypes;
- *          tb_compare_finish; tb_poison_pattern. */
+ *          tb_compare_finish. (The int64 poison is tensor.cu's tb_fill_pattern.) */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
@@ -295,19 +295,4 @@ extern "C" __global__ void tb_compare_finish(void *res, u32 blocks, u32 K) {
     placed += total; /* uniform: every thread saw the same total */
   }
   if (threadIdx.x == 0) reinterpret_cast<tb_compare_header *>(res)->nfirst = placed < K ? placed : K;
-}
-
-/* Poison for integer dtypes: an element pattern repeated to 8 bytes (see tensor.cu's fill). */
-extern "C" __global__ void tb_poison_pattern(unsigned char *out, u64 nbytes, u64 pattern) {
-  const u64 stride = (u64)gridDim.x * blockDim.x;
-  const u64 tid = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-  u64 done = 0;
-  if (((unsigned long long)out & 15u) == 0) {
-    const uint4 q = make_uint4((u32)pattern, (u32)(pattern >> 32), (u32)pattern, (u32)(pattern >> 32));
-    const u64 nvec = nbytes / 16;
-    uint4 *dst = reinterpret_cast<uint4 *>(out);
-    for (u64 v = tid; v < nvec; v += stride) dst[v] = q;
-    done = nvec * 16;
-  }
-  for (u64 k = done + tid; k < nbytes; k += stride) out[k] = (unsigned char)(pattern >> (8 * (k & 7)));
 }
