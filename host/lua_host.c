@@ -118,12 +118,14 @@ lua_State *tb_lua_new(void) {
   }
   lua_pop(L, 1);
 
-  /* tilebench's library first, then whatever the system has (busted, luassert). */
+  /* tilebench's library first, then the operators' shared modules (operators/_shared: oplib,
+   * gemm, required by name from operator.lua files; tilebench.operator.SHARED names the folder),
+   * then whatever the system has (busted, luassert). */
   const char *home = tb_home();
   lua_getglobal(L, "package");
   lua_getfield(L, -1, "path");
-  lua_pushfstring(L, "%s/lua/?.lua;%s/lua/?/init.lua;%s/?.lua;%s", home, home, home,
-                  lua_tostring(L, -1));
+  lua_pushfstring(L, "%s/lua/?.lua;%s/lua/?/init.lua;%s/operators/_shared/?.lua;%s/?.lua;%s", home, home,
+                  home, home, lua_tostring(L, -1));
   lua_setfield(L, -3, "path");
   lua_pop(L, 1);
   lua_pop(L, 1);

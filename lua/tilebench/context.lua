@@ -45,6 +45,8 @@ local function fake_tensor(shape, dtype)
 end
 M.compile_arch = "sm_90"
 
+local function lfs_exists(path) return require("lfs").attributes(path, "mode") == "file" end
+
 local function track(self, t, msg, code)
   if t == nil then
     if code == "oom" then M.oom_error(msg) end
@@ -54,13 +56,13 @@ local function track(self, t, msg, code)
   return t
 end
 
--- Headers every operator compile gets: host/kernels/*.cuh read from the source tree.
+-- The headers operator kernels may include by name: operators/_shared/*.cuh, read once.
 local headers_cache
-local function common_headers()
+local function shared_headers()
   if headers_cache then return headers_cache end
   local lfs = require("lfs")
   headers_cache = {}
-  local dir = TILEBENCH_HOME .. "/host/kernels"
+  local dir = opmod.shared_dir()
   if lfs.attributes(dir, "mode") == "directory" then
     for f in lfs.dir(dir) do
       if f:match("%.cuh$") then
@@ -72,7 +74,37 @@ local function common_headers()
   end
   return headers_cache
 end
-M.common_headers = common_headers
+M.shared_headers = shared_headers
+
+-- The headers of `available` (name -> text) that `source` includes, directly or through one of
+-- them: `#include "name"` lines, comments and #if not interpreted, so a guarded include still
+-- counts. Only these are handed to NVRTC, and so hashed into the cache key: an edit to a header
+-- recompiles the kernels that can see it and no others, and a header a kernel cannot see is not
+-- offered (it would fail to compile, never compile stale).
+function M.included_headers(source, available)
+  local used, todo = {}, { source }
+  while #todo > 0 do
+    local text = table.remove(todo)
+    for line in text:gmatch("[^\n]*") do
+      local name = line:match('^%s*#%s*include%s*"([^"]+)"')
+      if name and available[name] and not used[name] then
+        used[name] = available[name]
+        todo[#todo + 1] = available[name]
+      end
+    end
+  end
+  return used
+end
+
+-- Where ctx:kernel finds `file`: the operator's folder, else operators/_shared (a family's
+-- kernels, e.g. gemm_wgmma.cu for both matmul operators).
+function M.kernel_path(dir, file)
+  local path = dir .. "/" .. file
+  if lfs_exists(path) then return path end
+  local shared = opmod.shared_dir() .. "/" .. file
+  if lfs_exists(shared) then return shared end
+  return path
+end
 
 local modules = {} -- per process: compile key -> module
 
@@ -87,7 +119,7 @@ end
 
 -- Compiles (or fetches) the module of `file` in dir with defines/options.
 function M.compile(dir, file, defines, options, load)
-  local path = dir .. "/" .. file
+  local path = M.kernel_path(dir, file)
   local key = path .. "|" .. define_list(defines) .. "|" .. table.concat(options or {}, " ")
     .. (load == false and "|noload" or "")
   local m = modules[key]
@@ -96,7 +128,8 @@ function M.compile(dir, file, defines, options, load)
   if not fh then error(string.format("kernel source %s: %s", path, err), 0) end
   local src = fh:read("a")
   fh:close()
-  local opts = { name = file, defines = defines or {}, options = options or {}, headers = common_headers() }
+  local opts = { name = file, defines = defines or {}, options = options or {},
+                  headers = M.included_headers(src, shared_headers()) }
   if load == false then
     opts.load = false
     opts.arch = M.compile_arch

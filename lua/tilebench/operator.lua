@@ -1,10 +1,21 @@
 -- operator.lua: finds and loads operator folders (config.yaml + operator.lua), validating both,
 -- and expands their case grids. Search path: $TILEBENCH_OPERATOR_PATH (colon-separated), then
--- <TILEBENCH_HOME>/operators.
+-- <TILEBENCH_HOME>/operators. A folder whose name starts with "_" is never an operator:
+-- <TILEBENCH_HOME>/operators/_shared holds what operator families share (oplib.lua, gemm.lua,
+-- tb_common.cuh, tb_rows.cuh, the gemm kernels), found by name: Lua modules through
+-- package.path (host/lua_host.c), kernel sources and headers through context.lua.
 local lfs = require("lfs")
 
 local M = {}
 local loaded = {}
+
+M.SHARED = "_shared"
+
+-- The folder of the operators' shared modules, kernels and headers.
+function M.shared_dir() return TILEBENCH_HOME .. "/operators/" .. M.SHARED end
+
+-- Operator names are folder names that do not start with "_" or ".".
+local function is_operator_name(name) return not name:match("^[_.]") end
 
 function M.search_path()
   local dirs = {}
@@ -24,7 +35,7 @@ function M.list()
   for _, dir in ipairs(M.search_path()) do
     if lfs.attributes(dir, "mode") == "directory" then
       for entry in lfs.dir(dir) do
-        if entry:sub(1, 1) ~= "." and not seen[entry] and is_file(dir .. "/" .. entry .. "/config.yaml") then
+        if is_operator_name(entry) and not seen[entry] and is_file(dir .. "/" .. entry .. "/config.yaml") then
           seen[entry] = dir .. "/" .. entry
           names[#names + 1] = entry
         end
@@ -36,7 +47,7 @@ function M.list()
 end
 
 function M.find(name)
-  if type(name) ~= "string" or not name:match("^[%w_.+-]+$") then
+  if type(name) ~= "string" or not name:match("^[%w_.+-]+$") or not is_operator_name(name) then
     error(string.format("invalid operator name '%s'", tostring(name)), 0)
   end
   for _, dir in ipairs(M.search_path()) do

@@ -13,14 +13,7 @@
 // compare-and-select per element.
 // Defines: DTYPE, BLOCK, TPR (power of two 32..BLOCK), NV, RPG (rows per group, default 1),
 // STAGES (stream kernel), FULLVEC (1: bound checks per vector, packed pairs for fp16/bf16).
-#include "tb_common.cuh"
-
-#ifndef RPG
-#define RPG 1
-#endif
-#ifndef FULLVEC // 1: one bound check per whole vector (tb_for_elems); 0: per element, as measured
-#define FULLVEC 0
-#endif
+#include "tb_rows.cuh" // RPG and FULLVEC default to 1 and 0 there
 
 // Packed pairs of a half-precision dtype: max with NaN propagation, and lane masks (0xffff per
 // lane) of equality and of NaN. ok = false: no packed path (fp32, or bf16 before sm_90).
@@ -169,23 +162,13 @@ TB_DEVICE void argmax_row(const tb_vec<DTYPE> (&v)[NV], bool active, long long r
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
 argmax_cuda(const DTYPE *__restrict__ x, int64_t *__restrict__ out, int rows, int cols) {
-  constexpr int RPB = BLOCK / TPR;
-  static_assert(BLOCK % TPR == 0, "TPR divides BLOCK");
-  static_assert(RPG >= 1, "RPG: rows per group, at least 1");
   __shared__ float red_v[RPG][BLOCK / 32];   // one buffer pair per row
   __shared__ int red_i[RPG][BLOCK / 32];
-
   const int t = threadIdx.x % TPR;
-  // Rows row0 .. row0 + RPG - 1; those at or past `rows` load and store nothing but still reach
-  // every barrier.
-  const long long row0 = ((long long)blockIdx.x * RPB + threadIdx.x / TPR) * RPG;
+  const long long row0 = tb_row0<BLOCK, TPR, RPG>();
   const bool vec_ok = cols % tb_vec<DTYPE>::N == 0 && tb_aligned16(x);
   tb_vec<DTYPE> v[RPG][NV];
-#pragma unroll
-  for (int i = 0; i < RPG; ++i) {
-    const bool active = row0 + i < rows;
-    tb_row_load<TPR, NV>(v[i], x + (active ? row0 + i : 0) * cols, t, cols, vec_ok, active);
-  }
+  tb_rows_load<TPR, NV, RPG>(v, x, rows, cols, t, row0, vec_ok);
 #pragma unroll
   for (int i = 0; i < RPG; ++i) argmax_row(v[i], row0 + i < rows, row0 + i, t, cols, out, red_v[i], red_i[i]);
 }
@@ -193,14 +176,9 @@ argmax_cuda(const DTYPE *__restrict__ x, int64_t *__restrict__ out, int rows, in
 #ifdef STAGES
 extern "C" __global__ void __launch_bounds__(BLOCK)
 argmax_stream(const DTYPE *__restrict__ x, int64_t *__restrict__ out, int rows, int cols) {
-  static_assert(TPR == BLOCK, "the stream kernel is block-per-row");
-  extern __shared__ __align__(128) unsigned char tb_dyn[];
   __shared__ float red_v[BLOCK / 32];
   __shared__ int red_i[BLOCK / 32];
-  const int t = threadIdx.x;
-  tb_row_stream<DTYPE, STAGES>(x, rows, cols, reinterpret_cast<DTYPE *>(tb_dyn), [&](const DTYPE *xs, long long r) {
-    tb_vec<DTYPE> v[NV];
-    tb_row_load<TPR, NV>(v, xs, t, cols, cols % tb_vec<DTYPE>::N == 0, true);
+  tb_rows_streamed<BLOCK, TPR, NV, STAGES>(x, rows, cols, [&](const tb_vec<DTYPE> (&v)[NV], bool, long long r, int t, int) {
     argmax_row(v, true, r, t, cols, out, red_v, red_i);
   });
 }

@@ -2,7 +2,7 @@
 -- int64. Reference: one thread per row, a left-to-right scan. `cuda`: a row per group of TPR
 -- threads, all of its loads in flight at once, (value, index) reductions with ties to the lower
 -- index.
-local oplib = require("tilebench.oplib")
+local oplib = require("oplib")
 
 local op = {}
 op.category = "Reduction/Norm"

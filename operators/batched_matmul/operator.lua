@@ -1,7 +1,7 @@
 -- batched_matmul: C[b] = A[b] @ B[b] for BATCH square M x M problems (N = K = M), flat A, B and
--- C as in TileBench. Kernels and plans are the matmul operator's (../matmul_fp32_fp16_fp8).
-local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
-local gemm = dofile(here .. "../matmul_fp32_fp16_fp8/gemm.lua")
+-- C as in TileBench. Kernels and plans are the gemm family's (operators/_shared/gemm.lua), shared
+-- with matmul_fp32_fp16_fp8.
+local gemm = require("gemm")
 
 local op = {}
 op.category = "MatMul/Attn"
@@ -28,7 +28,7 @@ end
 
 op.implementations = {
   cuda = {
-    source = "../matmul_fp32_fp16_fp8/gemm_wgmma.cu",
+    source = "gemm_wgmma.cu",
     default = { VARIANT = "pp", BN = 128, STAGES = 4, SMALL = 1 }, -- SMALL: gemm.resolve
     space = gemm.space,
     valid = function(case, cfg) return gemm.valid(problem(case), cfg) end,

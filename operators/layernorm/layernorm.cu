@@ -10,14 +10,7 @@
 //   rows streamed through STAGES shared-memory slots by cp.async.bulk (tb_row_stream).
 // Defines: DTYPE, BLOCK, TPR (threads per row, power of two 32..BLOCK), NV (vectors per thread),
 // RPG (rows per group, default 1), STAGES (stream kernel).
-#include "tb_common.cuh"
-
-#ifndef RPG
-#define RPG 1
-#endif
-#ifndef FULLVEC // 1: one bound check per whole vector (tb_for_elems); 0: per element, as measured
-#define FULLVEC 0
-#endif
+#include "tb_rows.cuh" // RPG and FULLVEC default to 1 and 0 there
 
 TB_DEVICE void layernorm_row(const tb_vec<DTYPE> (&v)[NV], bool active, const DTYPE *__restrict__ w,
                              const DTYPE *__restrict__ b, DTYPE *__restrict__ yr, int t, int cols, float eps,
@@ -75,27 +68,16 @@ TB_DEVICE void layernorm_row(const tb_vec<DTYPE> (&v)[NV], bool active, const DT
 extern "C" __global__ void __launch_bounds__(BLOCK)
 layernorm_cuda(const DTYPE *__restrict__ x, const DTYPE *__restrict__ w, const DTYPE *__restrict__ b,
                DTYPE *__restrict__ y, int rows, int cols, float eps) {
-  constexpr int RPB = BLOCK / TPR;
-  static_assert(BLOCK % TPR == 0, "TPR divides BLOCK");
-  static_assert(RPG >= 1, "RPG: rows per group, at least 1");
   __shared__ float red_mean[RPG][BLOCK / 32], red_var[RPG][BLOCK / 32];   // one pair per row
-
   const int t = threadIdx.x % TPR;
-  // Rows row0 .. row0 + RPG - 1; those at or past `rows` (inactive) load and store nothing but
-  // still reach every barrier.
-  const long long row0 = ((long long)blockIdx.x * RPB + threadIdx.x / TPR) * RPG;
+  const long long row0 = tb_row0<BLOCK, TPR, RPG>();
   const bool vec_ok = cols % tb_vec<DTYPE>::N == 0 && tb_aligned16(x) && tb_aligned16(y) && tb_aligned16(w) &&
                       tb_aligned16(b);
+  // 16-bit rows as 32-bit words (tb_row_load: 0.60-0.93 of the time up to K = 7680 on the H200);
+  // fp32 through tb_load_part (tb_row_load_elems), which was 3.5-4.6 % faster at K = 2560 and 3072
+  // (A/B, 2026-11-29).
   tb_vec<DTYPE> v[RPG][NV];
-#pragma unroll
-  for (int i = 0; i < RPG; ++i) {
-    const bool active = row0 + i < rows;
-    const DTYPE *xr = x + (active ? row0 + i : 0) * cols;
-    // 16-bit rows as 32-bit words (tb_row_load: 0.60-0.93 of the time up to K = 7680 on the H200);
-    // fp32 through tb_load_part, which was 3.5-4.6 % faster at K = 2560 and 3072 (A/B, 2026-11-29).
-    if constexpr (sizeof(DTYPE) == 2) tb_row_load<TPR, NV>(v[i], xr, t, cols, vec_ok, active);
-    else tb_row_load_elems<TPR, NV>(v[i], xr, t, cols, vec_ok, active);
-  }
+  tb_rows_load<TPR, NV, RPG, sizeof(DTYPE) != 2>(v, x, rows, cols, t, row0, vec_ok);
 #pragma unroll
   for (int i = 0; i < RPG; ++i) {
     const bool active = row0 + i < rows;
@@ -108,14 +90,10 @@ layernorm_cuda(const DTYPE *__restrict__ x, const DTYPE *__restrict__ w, const D
 extern "C" __global__ void __launch_bounds__(BLOCK)
 layernorm_stream(const DTYPE *__restrict__ x, const DTYPE *__restrict__ w, const DTYPE *__restrict__ b,
                  DTYPE *__restrict__ y, int rows, int cols, float eps) {
-  static_assert(TPR == BLOCK, "the stream kernel is block-per-row");
-  extern __shared__ __align__(128) unsigned char tb_dyn[];
   __shared__ float red_mean[BLOCK / 32], red_var[BLOCK / 32];
-  const int t = threadIdx.x;
   const bool vec_ok = cols % tb_vec<DTYPE>::N == 0 && tb_aligned16(y) && tb_aligned16(w) && tb_aligned16(b);
-  tb_row_stream<DTYPE, STAGES>(x, rows, cols, reinterpret_cast<DTYPE *>(tb_dyn), [&](const DTYPE *xs, long long r) {
-    tb_vec<DTYPE> v[NV];
-    tb_row_load_elems<TPR, NV>(v, xs, t, cols, cols % tb_vec<DTYPE>::N == 0, true); // tb_common.cuh says why
+  // tb_row_load_elems for every dtype: tb_rows.cuh's tb_row_load says why
+  tb_rows_streamed<BLOCK, TPR, NV, STAGES, true>(x, rows, cols, [&](const tb_vec<DTYPE> (&v)[NV], bool, long long r, int t, int) {
     layernorm_row(v, true, w, b, y + r * cols, t, cols, eps, vec_ok, red_mean, red_var);
   });
 }

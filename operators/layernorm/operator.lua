@@ -2,7 +2,7 @@
 -- x (batch, M, K) (F.layer_norm: biased variance, statistics in fp32, output in the input dtype).
 -- Reference: one thread per row in double. `cuda`: a row per group of TPR threads held in
 -- registers, one pass over x.
-local oplib = require("tilebench.oplib")
+local oplib = require("oplib")
 
 local op = {}
 op.category = "Reduction/Norm"

@@ -1,7 +1,7 @@
 -- matmul_fp32_fp16_fp8: C (M, N) = A (M, K) @ B (K, N) in fp32 (TF32 tensor cores), fp16 and
--- fp8 e4m3 (unit-scaled, bf16-rounded then e4m3 output). Plans live in gemm.lua beside this.
-local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
-local gemm = dofile(here .. "gemm.lua")
+-- fp8 e4m3 (unit-scaled, bf16-rounded then e4m3 output). Plans and kernels are the gemm family's
+-- (operators/_shared/gemm.lua, gemm_wgmma.cu, gemm_mma.cu, matmul_ref.cu), shared with batched_matmul.
+local gemm = require("gemm")
 
 local op = {}
 op.category = "MatMul/Attn"

@@ -10,14 +10,7 @@
 //   STAGES rows per block are in flight while one is reduced.
 // Defines: DTYPE, BLOCK, TPR (power of two 32..BLOCK), NV (vectors per thread:
 // cdiv(cols, TPR * 16 / sizeof(DTYPE))), RPG (rows per group, default 1), STAGES (stream kernel).
-#include "tb_common.cuh"
-
-#ifndef RPG
-#define RPG 1
-#endif
-#ifndef FULLVEC // 1: one bound check per whole vector (tb_for_elems); 0: per element, as measured
-#define FULLVEC 0
-#endif
+#include "tb_rows.cuh" // RPG and FULLVEC default to 1 and 0 there
 
 // Thread t's part of one row held in registers (v from tb_row_load); writes out[row].
 TB_DEVICE void mean_reduction_row(const tb_vec<DTYPE> (&v)[NV], bool active, long long row, int t, int cols,
@@ -43,22 +36,12 @@ TB_DEVICE void mean_reduction_row(const tb_vec<DTYPE> (&v)[NV], bool active, lon
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
 mean_reduction_cuda(const DTYPE *__restrict__ x, float *__restrict__ out, int rows, int cols) {
-  constexpr int RPB = BLOCK / TPR;
-  static_assert(BLOCK % TPR == 0, "TPR divides BLOCK");
-  static_assert(RPG >= 1, "RPG: rows per group, at least 1");
   __shared__ float red[RPG][BLOCK / 32];   // one buffer per row: each reduction needs its own
-
   const int t = threadIdx.x % TPR;
-  // Rows row0 .. row0 + RPG - 1; those at or past `rows` (the tail) load nothing and store
-  // nothing, but their group still reaches every barrier.
-  const long long row0 = ((long long)blockIdx.x * RPB + threadIdx.x / TPR) * RPG;
+  const long long row0 = tb_row0<BLOCK, TPR, RPG>();
   const bool vec_ok = cols % tb_vec<DTYPE>::N == 0 && tb_aligned16(x);
   tb_vec<DTYPE> v[RPG][NV];
-#pragma unroll
-  for (int i = 0; i < RPG; ++i) {
-    const bool active = row0 + i < rows;
-    tb_row_load<TPR, NV>(v[i], x + (active ? row0 + i : 0) * cols, t, cols, vec_ok, active);
-  }
+  tb_rows_load<TPR, NV, RPG>(v, x, rows, cols, t, row0, vec_ok);
 #pragma unroll
   for (int i = 0; i < RPG; ++i) mean_reduction_row(v[i], row0 + i < rows, row0 + i, t, cols, out, red[i]);
 }
@@ -66,13 +49,8 @@ mean_reduction_cuda(const DTYPE *__restrict__ x, float *__restrict__ out, int ro
 #ifdef STAGES
 extern "C" __global__ void __launch_bounds__(BLOCK)
 mean_reduction_stream(const DTYPE *__restrict__ x, float *__restrict__ out, int rows, int cols) {
-  static_assert(TPR == BLOCK, "the stream kernel is block-per-row");
-  extern __shared__ __align__(128) unsigned char tb_dyn[];
   __shared__ float red[BLOCK / 32];
-  const int t = threadIdx.x;
-  tb_row_stream<DTYPE, STAGES>(x, rows, cols, reinterpret_cast<DTYPE *>(tb_dyn), [&](const DTYPE *xs, long long r) {
-    tb_vec<DTYPE> v[NV];
-    tb_row_load<TPR, NV>(v, xs, t, cols, cols % tb_vec<DTYPE>::N == 0, true);
+  tb_rows_streamed<BLOCK, TPR, NV, STAGES>(x, rows, cols, [&](const tb_vec<DTYPE> (&v)[NV], bool, long long r, int t, int) {
     mean_reduction_row(v, true, r, t, cols, out, red);
   });
 }

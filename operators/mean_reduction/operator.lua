@@ -1,7 +1,7 @@
 -- mean_reduction: out[r] = mean(x[r, :]) over (M, N), x.mean(dim=1, dtype=torch.float32): fp32
 -- accumulation and an fp32 output for every input dtype. Reference: one thread per row in double.
 -- `cuda`: a row per group of TPR threads, all of its loads in flight at once, one pass.
-local oplib = require("tilebench.oplib")
+local oplib = require("oplib")
 
 local op = {}
 op.category = "Reduction/Norm"

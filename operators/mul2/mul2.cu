@@ -2,7 +2,7 @@
 // round once to DTYPE (exact: doubling only moves the exponent); int8 multiplies in int and wraps.
 // Defines: DTYPE (element type, ctx.ctype), BLOCK (threads per block), UNROLL (16-byte vectors per
 // thread in flight). Kernel: mul2_cuda (the grid-stride driver tb_pointwise).
-#include "tb_common.cuh"
+#include "tb_pointwise.cuh"
 
 struct mul2_op {
   template <typename E> TB_DEVICE E operator()(E a) const {

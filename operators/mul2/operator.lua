@@ -1,6 +1,6 @@
 -- mul2: out = x * 2 over n elements (in the input dtype; exact for floats and for the int8
 -- inputs, which lie in [-32, 32]). Point-wise like vector_add, with one input.
-local oplib = require("tilebench.oplib")
+local oplib = require("oplib")
 
 local op = {}
 op.category = "Point-wise"

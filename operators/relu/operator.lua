@@ -1,6 +1,6 @@
 -- relu: out = max(x, 0) over n elements (torch.relu: NaN propagates; int8 supported).
 -- Point-wise like vector_add, with one input.
-local oplib = require("tilebench.oplib")
+local oplib = require("oplib")
 
 local op = {}
 op.category = "Point-wise"

@@ -2,7 +2,7 @@
 // implementation. The input value itself is kept, so no rounding happens for any dtype.
 // Defines: DTYPE (element type, ctx.ctype), BLOCK (threads per block), UNROLL (16-byte vectors per
 // thread in flight). Kernel: relu_cuda (the grid-stride driver tb_pointwise).
-#include "tb_common.cuh"
+#include "tb_pointwise.cuh"
 
 struct relu_op {
   template <typename E> TB_DEVICE E operator()(E a) const {

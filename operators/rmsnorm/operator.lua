@@ -6,7 +6,7 @@
 -- rounding now and then, and the second turns that into 2 ulps of the output (see KERNELS.md).
 -- Reference: one thread per row in double. `cuda`: a row per group of TPR threads held in
 -- registers, one pass over x.
-local oplib = require("tilebench.oplib")
+local oplib = require("oplib")
 
 local op = {}
 op.category = "Reduction/Norm"

@@ -10,14 +10,7 @@
 //   streamed through STAGES shared-memory slots by cp.async.bulk (tb_row_stream).
 // Defines: DTYPE, BLOCK, TPR (power of two 32..BLOCK), NV, RPG (rows per group, default 1),
 // ROUND_BEFORE_WEIGHT, STAGES (stream kernel).
-#include "tb_common.cuh"
-
-#ifndef RPG
-#define RPG 1
-#endif
-#ifndef FULLVEC // 1: one bound check per whole vector (tb_for_elems); 0: per element, as measured
-#define FULLVEC 0
-#endif
+#include "tb_rows.cuh" // RPG and FULLVEC default to 1 and 0 there
 
 TB_DEVICE void rmsnorm_row(const tb_vec<DTYPE> (&v)[NV], bool active, const DTYPE *__restrict__ w,
                            DTYPE *__restrict__ yr, int t, int cols, float eps, bool vec_ok, float *red) {
@@ -61,22 +54,12 @@ TB_DEVICE void rmsnorm_row(const tb_vec<DTYPE> (&v)[NV], bool active, const DTYP
 extern "C" __global__ void __launch_bounds__(BLOCK)
 rmsnorm_cuda(const DTYPE *__restrict__ x, const DTYPE *__restrict__ w, DTYPE *__restrict__ y,
              int rows, int cols, float eps) {
-  constexpr int RPB = BLOCK / TPR;
-  static_assert(BLOCK % TPR == 0, "TPR divides BLOCK");
-  static_assert(RPG >= 1, "RPG: rows per group, at least 1");
   __shared__ float red[RPG][BLOCK / 32];   // one buffer per row
-
   const int t = threadIdx.x % TPR;
-  // Rows row0 .. row0 + RPG - 1; those at or past `rows` (inactive) load and store nothing but
-  // still reach every barrier.
-  const long long row0 = ((long long)blockIdx.x * RPB + threadIdx.x / TPR) * RPG;
+  const long long row0 = tb_row0<BLOCK, TPR, RPG>();
   const bool vec_ok = cols % tb_vec<DTYPE>::N == 0 && tb_aligned16(x) && tb_aligned16(y) && tb_aligned16(w);
   tb_vec<DTYPE> v[RPG][NV];
-#pragma unroll
-  for (int i = 0; i < RPG; ++i) {
-    const bool active = row0 + i < rows;
-    tb_row_load<TPR, NV>(v[i], x + (active ? row0 + i : 0) * cols, t, cols, vec_ok, active);
-  }
+  tb_rows_load<TPR, NV, RPG>(v, x, rows, cols, t, row0, vec_ok);
 #pragma unroll
   for (int i = 0; i < RPG; ++i) {
     const bool active = row0 + i < rows;
@@ -88,14 +71,9 @@ rmsnorm_cuda(const DTYPE *__restrict__ x, const DTYPE *__restrict__ w, DTYPE *__
 extern "C" __global__ void __launch_bounds__(BLOCK)
 rmsnorm_stream(const DTYPE *__restrict__ x, const DTYPE *__restrict__ w, DTYPE *__restrict__ y,
                int rows, int cols, float eps) {
-  static_assert(TPR == BLOCK, "the stream kernel is block-per-row");
-  extern __shared__ __align__(128) unsigned char tb_dyn[];
   __shared__ float red[BLOCK / 32];
-  const int t = threadIdx.x;
   const bool vec_ok = cols % tb_vec<DTYPE>::N == 0 && tb_aligned16(y) && tb_aligned16(w);
-  tb_row_stream<DTYPE, STAGES>(x, rows, cols, reinterpret_cast<DTYPE *>(tb_dyn), [&](const DTYPE *xs, long long r) {
-    tb_vec<DTYPE> v[NV];
-    tb_row_load<TPR, NV>(v, xs, t, cols, cols % tb_vec<DTYPE>::N == 0, true);
+  tb_rows_streamed<BLOCK, TPR, NV, STAGES>(x, rows, cols, [&](const tb_vec<DTYPE> (&v)[NV], bool, long long r, int t, int) {
     rmsnorm_row(v, true, w, y + r * cols, t, cols, eps, vec_ok, red);
   });
 }

@@ -1,6 +1,6 @@
 -- sigmoid: out = 1 / (1 + exp(-x)) over n elements (torch.sigmoid; fp32 math rounded once
 -- to the dtype). Point-wise like vector_add, with one input.
-local oplib = require("tilebench.oplib")
+local oplib = require("oplib")
 
 local op = {}
 op.category = "Point-wise"

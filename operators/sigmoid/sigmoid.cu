@@ -3,7 +3,7 @@
 // within 1e-6 of the exact value over the whole float range, far inside every tolerance, and it
 // keeps the fp16/bf16 cases memory-bound (the accurate expf + IEEE division cost ~30 instructions
 // per element). Defines: DTYPE, BLOCK, UNROLL. Kernel: sigmoid_cuda (tb_pointwise).
-#include "tb_common.cuh"
+#include "tb_pointwise.cuh"
 
 struct sigmoid_op {
   template <typename E> TB_DEVICE E operator()(E a) const {

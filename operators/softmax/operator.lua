@@ -1,7 +1,7 @@
 -- softmax: y = softmax(x, -1) row by row over (n_rows, n_cols) (torch.softmax: fp32 math, output
 -- in the input dtype). Reference: one thread per row. `cuda`: a row per group of TPR threads held
 -- in registers, one pass over the data.
-local oplib = require("tilebench.oplib")
+local oplib = require("oplib")
 
 local op = {}
 op.category = "Reduction/Norm"

@@ -15,14 +15,7 @@
 // NV (vectors per thread: cdiv(cols, TPR * 16 / sizeof(DTYPE))), RPG (rows per group, default 1),
 // STAGES (stream kernel), FULLVEC (1: bound checks per vector, and fp16/bf16 rows take their max
 // by packed pairs).
-#include "tb_common.cuh"
-
-#ifndef RPG
-#define RPG 1
-#endif
-#ifndef FULLVEC // 1: one bound check per whole vector (tb_for_elems); 0: per element, as measured
-#define FULLVEC 0
-#endif
+#include "tb_rows.cuh" // RPG and FULLVEC default to 1 and 0 there
 
 // 2^a on the SFU, one instruction. Without fast-math __expf adds a range test and two predicated
 // scalings around MUFU.EX2 to keep denormal results; here a <= ~0 and a term below 2^-126 is far
@@ -146,22 +139,12 @@ TB_DEVICE void softmax_row(const tb_vec<DTYPE> (&v)[NV], bool active, DTYPE *__r
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
 softmax_cuda(const DTYPE *__restrict__ x, DTYPE *__restrict__ y, int rows, int cols) {
-  constexpr int RPB = BLOCK / TPR;
-  static_assert(BLOCK % TPR == 0, "TPR divides BLOCK");
-  static_assert(RPG >= 1, "RPG: rows per group, at least 1");
   __shared__ float red_max[RPG][BLOCK / 32], red_sum[RPG][BLOCK / 32];   // one pair per row
-
   const int t = threadIdx.x % TPR;
-  // Rows row0 .. row0 + RPG - 1; those at or past `rows` (inactive) load and store nothing but
-  // still reach every barrier.
-  const long long row0 = ((long long)blockIdx.x * RPB + threadIdx.x / TPR) * RPG;
+  const long long row0 = tb_row0<BLOCK, TPR, RPG>();
   const bool vec_ok = cols % tb_vec<DTYPE>::N == 0 && tb_aligned16(x) && tb_aligned16(y);
   tb_vec<DTYPE> v[RPG][NV];
-#pragma unroll
-  for (int i = 0; i < RPG; ++i) {
-    const bool active = row0 + i < rows;
-    tb_row_load<TPR, NV>(v[i], x + (active ? row0 + i : 0) * cols, t, cols, vec_ok, active);
-  }
+  tb_rows_load<TPR, NV, RPG>(v, x, rows, cols, t, row0, vec_ok);
 #pragma unroll
   for (int i = 0; i < RPG; ++i) {
     const bool active = row0 + i < rows;
@@ -172,14 +155,9 @@ softmax_cuda(const DTYPE *__restrict__ x, DTYPE *__restrict__ y, int rows, int c
 #ifdef STAGES
 extern "C" __global__ void __launch_bounds__(BLOCK)
 softmax_stream(const DTYPE *__restrict__ x, DTYPE *__restrict__ y, int rows, int cols) {
-  static_assert(TPR == BLOCK, "the stream kernel is block-per-row");
-  extern __shared__ __align__(128) unsigned char tb_dyn[];
   __shared__ float red_max[BLOCK / 32], red_sum[BLOCK / 32];
-  const int t = threadIdx.x;
   const bool vec_ok = cols % tb_vec<DTYPE>::N == 0 && tb_aligned16(y);
-  tb_row_stream<DTYPE, STAGES>(x, rows, cols, reinterpret_cast<DTYPE *>(tb_dyn), [&](const DTYPE *xs, long long r) {
-    tb_vec<DTYPE> v[NV];
-    tb_row_load<TPR, NV>(v, xs, t, cols, cols % tb_vec<DTYPE>::N == 0, true);
+  tb_rows_streamed<BLOCK, TPR, NV, STAGES>(x, rows, cols, [&](const tb_vec<DTYPE> (&v)[NV], bool, long long r, int t, int) {
     softmax_row(v, true, y + r * cols, t, cols, vec_ok, red_max, red_sum);
   });
 }

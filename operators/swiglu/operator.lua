@@ -1,6 +1,6 @@
 -- swiglu: out = silu(x) * y over (M, N) inputs, PyTorch's F.silu(x) * y: silu in fp32 rounded to
 -- the dtype, then the product rounded again. Point-wise over the M * N elements, like vector_add.
-local oplib = require("tilebench.oplib")
+local oplib = require("oplib")
 
 local op = {}
 op.category = "Point-wise"

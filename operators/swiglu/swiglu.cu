@@ -4,7 +4,7 @@
 // reference, so both round the same fp32 value: a faster exp would flip the intermediate fp16
 // rounding now and then and, through the second rounding, cost up to 2 ulps of the output.
 // Defines: DTYPE, BLOCK, UNROLL. Kernel: swiglu_cuda (tb_pointwise over M*N elements).
-#include "tb_common.cuh"
+#include "tb_pointwise.cuh"
 
 struct swiglu_op {
   template <typename E> TB_DEVICE E operator()(E a, E b) const {

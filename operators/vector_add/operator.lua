@@ -1,7 +1,7 @@
 -- vector_add: out = x + y over n elements (torch `+`, in the input dtype). The template the
 -- other point-wise operators follow: inputs, outputs, a one-thread-per-element reference and the
 -- `cuda` implementation (16-byte accesses, UNROLL vectors in flight per thread, grid-stride).
-local oplib = require("tilebench.oplib")
+local oplib = require("oplib")
 
 local op = {}
 op.category = "Point-wise"

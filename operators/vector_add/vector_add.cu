@@ -2,7 +2,7 @@
 // round once to DTYPE (torch's `+` on half types); int8 adds in int and wraps like torch.
 // Defines: DTYPE (element type, ctx.ctype), BLOCK (threads per block), UNROLL (16-byte vectors per
 // thread and input in flight). Kernel: vector_add_cuda (the grid-stride driver tb_pointwise).
-#include "tb_common.cuh"
+#include "tb_pointwise.cuh"
 
 struct add_op {
   template <typename E> TB_DEVICE E operator()(E a, E b) const {

@@ -13,7 +13,7 @@ if not blas_ok then io.stderr:write("skip: ", tostring(blas_why), "\n") os.exit(
 local tensor, verify = require("tb.tensor"), require("tb.verify")
 local opmod, context, config = require("tilebench.operator"), require("tilebench.context"), require("tilebench.config")
 local small_only = arg[1] == "--small-only"
-local gemm = dofile(TILEBENCH_HOME .. "/operators/matmul_fp32_fp16_fp8/gemm.lua")
+local gemm = require("gemm")
 
 local failures, checks = {}, 0
 local function check(what, out, ref, atol, rtol)

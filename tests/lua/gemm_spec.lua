@@ -1,5 +1,5 @@
--- gemm.lua (the matmul operators' plans): which kernel a configuration runs, without a GPU.
-local gemm = dofile("operators/matmul_fp32_fp16_fp8/gemm.lua")
+-- gemm (operators/_shared/gemm.lua, the matmul operators' plans): which kernel a configuration runs, without a GPU.
+local gemm = require("gemm")
 local ctx = { props = { sm_count = 132 } }
 
 describe("gemm.resolve", function()

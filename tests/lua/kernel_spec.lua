@@ -13,6 +13,22 @@ extern "C" __global__ void axpy(float *y, const float *x, float a, long n) {
 ]]
 
 describe("tb.kernel", function()
+  describe("host_source", function()
+    it("gives the host kernels as embedded in the binary, and nil for anything else", function()
+      for _, f in ipairs({ "peaks.cu", "tensor.cu", "verify.cu", "evict.cu", "clock_probe.cu" }) do
+        local fh = assert(io.open(TILEBENCH_HOME .. "/host/kernels/" .. f, "rb"))
+        local text = fh:read("a")
+        fh:close()
+        assert.equal(text, kernel.host_source(f), f) -- the build embedded this tree's copy
+      end
+      assert.is_nil(kernel.host_source("tb_common.cuh")) -- an operator header: operators/_shared
+      assert.is_nil(kernel.host_source("nope.cu"))
+      -- one fill kernel: tensor.cu's, which tb.verify's int64 poison uses too
+      assert.truthy(kernel.host_source("tensor.cu"):find("tb_fill_pattern", 1, true))
+      assert.is_nil(kernel.host_source("verify.cu"):find("_pattern(", 1, true))
+    end)
+  end)
+
   describe("compile with load = false", function()
     if not nvrtc then
       pending("libnvrtc is absent: " .. tostring(device.versions().nvrtc_error))

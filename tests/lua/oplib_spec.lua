@@ -1,5 +1,5 @@
--- oplib: the shared launch logic of the point-wise and row-wise operator families.
-local oplib = require("tilebench.oplib")
+-- oplib (operators/_shared/oplib.lua): the shared launch logic of the point-wise and row-wise operator families.
+local oplib = require("oplib")
 
 local ctx = {
   props = { sm_count = 132, max_threads_per_sm = 2048 },
@@ -124,7 +124,7 @@ describe("oplib families", function()
 end)
 
 describe("oplib.row_resolve", function()
-  local oplib = require("tilebench.oplib")
+  local oplib = require("oplib")
   local h200 = { cc_major = 9, smem_per_block_optin = 232448 }
   local auto = { TPR = 0, BLOCK = 0, RPG = 1, STAGES = -1 }
   it("takes min_bytes per dtype from a table, and leaves dtypes it does not name in registers", function()

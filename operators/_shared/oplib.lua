@@ -1,6 +1,7 @@
--- oplib.lua: launch logic several operators share, so that each operator.lua says only what is
--- its own (inputs, outputs, kernel names, arguments). Two families, each giving an operator its
--- reference plan and its `cuda` implementation:
+-- oplib.lua (operators/_shared; operator.lua files `require("oplib")`): launch logic several
+-- operators share, so that each operator.lua says only what is its own (inputs, outputs, kernel
+-- names, arguments). Two families, each giving an operator its reference plan and its `cuda`
+-- implementation (their device code: tb_pointwise.cuh and tb_rows.cuh beside this file):
 --   pointwise: n elements in 16-byte vectors, UNROLL vectors per thread in flight, the grid
 --              optionally capped at WAVES x what the device holds (a grid-stride loop does the rest);
 --   rowwise:   rows of `cols` elements, RPG rows per group of TPR threads holding them in

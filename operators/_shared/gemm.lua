@@ -1,12 +1,12 @@
--- gemm.lua: plans shared by the matmul operators (matmul_fp32_fp16_fp8, batched_matmul):
--- the reference, the `cuda` kernels (gemm_wgmma.cu, gemm_mma.cu) and the cuBLASLt `lib`
--- baseline, for row-major C (M, N) = A (M, K) @ B (K, N), batched with dense strides.
--- Kernel files are named relative to the calling operator's folder through KDIR.
+-- gemm.lua (operators/_shared; `require("gemm")`): plans shared by the matmul operators
+-- (matmul_fp32_fp16_fp8, batched_matmul): the reference, the `cuda` kernels (gemm_wgmma.cu,
+-- gemm_mma.cu) and the cuBLASLt `lib` baseline, for row-major C (M, N) = A (M, K) @ B (K, N),
+-- batched with dense strides. Its kernels (gemm_wgmma.cu, gemm_mma.cu, matmul_ref.cu) live beside
+-- it and are named without a folder: ctx:kernel looks in the operator's folder, then here.
 local dtypes = require("tb.dtype")
 
 local M = {}
 
-local KDIR = "../matmul_fp32_fp16_fp8/"
 local DT = { fp32 = 0, fp16 = 1, bf16 = 2, fp8_e4m3 = 3 }
 local SMEM_OPTIN = 232448 -- H100/H200 per-block limit; the plan checks ctx.props when it has it
 
@@ -33,7 +33,7 @@ local function smem_limit(ctx) return (ctx.props and ctx.props.smem_per_block_op
 -- p = {M, N, K, batch, dtype}
 function M.reference(p, a, b, c, ctx)
   local id = dt_id(p.dtype)
-  local f = ctx:kernel(KDIR .. "matmul_ref.cu", "matmul_ref", { IN_DT = id, OUT_DT = id })
+  local f = ctx:kernel("matmul_ref.cu", "matmul_ref", { IN_DT = id, OUT_DT = id })
   return ctx.plan{ { fn = f, grid = { ctx.cdiv(p.N, 16), ctx.cdiv(p.M, 16), p.batch }, block = { 16, 16 },
                      args = { a, b, c, ctx.i32(p.M), ctx.i32(p.N), ctx.i32(p.K),
                               ctx.i64(p.M * p.K), ctx.i64(p.K * p.N), ctx.i64(p.M * p.N) } } }
@@ -43,7 +43,7 @@ end
 local function transpose_step(p, b, ctx)
   local dtype = M.canon(p.dtype)
   local bt = ctx.empty({ p.batch * p.N * p.K }, dtype)
-  local f = ctx:kernel(KDIR .. "matmul_ref.cu", "transpose", { ELEM_BYTES = ctx.dtype_size(dtype) })
+  local f = ctx:kernel("matmul_ref.cu", "transpose", { ELEM_BYTES = ctx.dtype_size(dtype) })
   return { fn = f, grid = { ctx.cdiv(p.N, 32), ctx.cdiv(p.K, 32), p.batch }, block = { 32, 8 },
            args = { b, bt, ctx.i32(p.K), ctx.i32(p.N) } }, bt
 end
@@ -100,7 +100,7 @@ function M.cuda_plan(p, a, b, c, cfg, ctx)
                  ctx.i64(p.M * p.K), ctx.i64(p.K * p.N), ctx.i64(p.M * p.N) }
   if cfg.VARIANT == "mma" then
     if id ~= 1 and id ~= 2 then error("VARIANT=mma computes fp16 and bf16 only", 0) end
-    local f = ctx:kernel(KDIR .. "gemm_mma.cu", "gemm_mma", { DT = id, STAGES = cfg.STAGES })
+    local f = ctx:kernel("gemm_mma.cu", "gemm_mma", { DT = id, STAGES = cfg.STAGES })
     return ctx.plan{ { fn = f, grid = { ctx.cdiv(p.N, 128), ctx.cdiv(p.M, 128), p.batch }, block = { 256 },
                        smem = M.mma_smem(cfg), args = { a, b, c, table.unpack(tail) } } }
   end
@@ -115,7 +115,7 @@ function M.cuda_plan(p, a, b, c, cfg, ctx)
     -- persistent: at most one CTA per SM, each looping over tiles (cfg.CTAS, fewer: tests only)
     local producers = M.ws_producers(cfg)
     defines.WS, defines.WS_PRODUCERS = 1, producers
-    local f = ctx:kernel(KDIR .. "gemm_wgmma.cu", "gemm_wgmma_ws", defines, { "--gpu-architecture=sm_90a" })
+    local f = ctx:kernel("gemm_wgmma.cu", "gemm_wgmma_ws", defines, { "--gpu-architecture=sm_90a" })
     local tiles = ctx.cdiv(p.M, 128) * ctx.cdiv(p.N, cfg.BN) * p.batch
     local sms = cfg.CTAS or (ctx.props and ctx.props.sm_count) or 132
     local args = { a, bsrc, c, table.unpack(tail) }
@@ -140,7 +140,7 @@ function M.cuda_plan(p, a, b, c, cfg, ctx)
     end
     defines.TMA = 1
     if cfg.VARIANT == "pp" then defines.PINGPONG = 1 end
-    local f = ctx:kernel(KDIR .. "gemm_wgmma.cu", "gemm_tma", defines, { "--gpu-architecture=sm_90a" })
+    local f = ctx:kernel("gemm_wgmma.cu", "gemm_tma", defines, { "--gpu-architecture=sm_90a" })
     local tiles = ctx.cdiv(p.M, 128) * ctx.cdiv(p.N, cfg.BN) * p.batch
     local sms = cfg.CTAS or (ctx.props and ctx.props.sm_count) or 132
     local args = { a, bsrc, c, table.unpack(tail) }
@@ -152,7 +152,7 @@ function M.cuda_plan(p, a, b, c, cfg, ctx)
     return ctx.plan(steps)
   end
   if cfg.VARIANT == "wgmma2" then defines.MIN_BLOCKS = 2 end
-  local f = ctx:kernel(KDIR .. "gemm_wgmma.cu", "gemm_wgmma", defines, { "--gpu-architecture=sm_90a" })
+  local f = ctx:kernel("gemm_wgmma.cu", "gemm_wgmma", defines, { "--gpu-architecture=sm_90a" })
   steps[#steps + 1] = { fn = f, grid = { ctx.cdiv(p.N, cfg.BN), ctx.cdiv(p.M, 128), p.batch }, block = { 256 },
                         smem = M.wgmma_smem(cfg), args = { a, bsrc, c, table.unpack(tail) } }
   return ctx.plan(steps)
@@ -176,7 +176,7 @@ function M.lib_plan(p, a, b, c, ctx, opts)
   local cbf = ctx.empty({ p.batch * p.M * p.N }, "bf16")
   spec.b, spec.c, spec.b_transposed = bt, cbf, true
   spec.fp8 = { fast_accum = opts.fast_accum == true, out_dtype = "bf16" }
-  local cast = ctx:kernel(KDIR .. "matmul_ref.cu", "cast", { IN_DT = 2, OUT_DT = 3 })
+  local cast = ctx:kernel("matmul_ref.cu", "cast", { IN_DT = 2, OUT_DT = 3 })
   local n = p.batch * p.M * p.N
   return ctx.plan{ tstep, { call = blas.matmul(spec) },
                    { fn = cast, grid = { math.min(ctx.cdiv(n, 256), 132 * 16) }, block = { 256 },

@@ -1,14 +1,9 @@
-// tb_common.cuh: device helpers shared by every operator kernel. Handed to NVRTC as a header for
-// each operator compile (`#include "tb_common.cuh"`), so kernel sources stay short and agree on
-// how dtypes convert, how 16-byte accesses are made and how reductions combine.
+// tb_rows.cuh: the row family's device code (softmax, layernorm, rmsnorm, mean_reduction, argmax;
+// their launch logic is oplib.rowwise in operators/_shared/oplib.lua). docs/KERNELS.md says how
+// the kernels work and what was measured.
 //
-//   dtypes      int8_t.. typedefs under NVRTC; tb_to_float(x) for float, __half, __nv_bfloat16,
-//               __nv_fp8_e4m3, int8_t, uint8_t, int32_t; tb_from_float<T>(f) (round to nearest
-//               even; integers saturate); tb_round<T>(f) = the float value of tb_from_float<T>(f)
-//   vectors     tb_vec<T>: 16 bytes of T (tb_vec<T>::N elements); tb_vec_zero<T>(); tb_load_vec /
-//               tb_store_vec (one LDG.128 / STG.128; the address must be 16-byte aligned); tb_load_part /
-//               tb_store_part (the N elements from e of a row of length len: one 16-byte access
-//               when allowed and whole, element by element otherwise, elements >= len skipped)
+//   defines     the family's optional defines get their defaults here: RPG (rows per group) 1,
+//               FULLVEC (bound checks per vector) 0; a kernel reads them after this include
 //   reductions  tb_warp_sum / tb_warp_max; tb_group_sum / tb_group_max over GROUP consecutive
 //               threads (GROUP a power of two, 32..1024) through shared memory; the argmax order
 //               tb_argmax_better (NaN largest, ties to the lowest index) and tb_group_argmax
@@ -20,128 +15,26 @@
 //               rows gridDim.x apart through STAGES shared-memory slots filled by cp.async.bulk
 //               (one bulk copy per row, mbarrier completion) and call f(row_in_smem, row) on each
 //               row; STAGES rows are in flight per block while f works
-//   pointwise   tb_pointwise<NIN, T, BLOCK, UNROLL>(a, b, out, n, f): out[i] = f(a[i]) or
-//               f(a[i], b[i]) for i < n with 16-byte accesses, UNROLL vectors in flight per
-//               thread, a grid-stride loop over block-contiguous chunks, and a scalar path for
-//               the tail and for pointers that are not 16-byte aligned.
+//   kernels     what every row operator's two kernels repeat around its per-row function: the
+//               `_cuda` kernel's group rows, tb_row0<BLOCK, TPR, RPG>() (the group's first row)
+//               and tb_rows_load<TPR, NV, RPG>(v, x, rows, cols, t, row0, vec_ok) (all RPG rows'
+//               loads); the `_stream` kernel's body, tb_rows_streamed<BLOCK, TPR, NV,
+//               STAGES>(x, rows, cols, f) (f(v, true, row, t, 0) per row from shared memory)
 //
-// Operators pass their configuration as -D defines, so every template parameter and local name
-// here carries the tb_ prefix: a define named T or BLOCK must not rewrite this header. (Nor may
-// a kernel's element-type define be called T: NVRTC's own builtin header has `template <typename
-// T>`, which -DT=float turns into a syntax error. Operators use DTYPE.)
-#ifndef TB_COMMON_CUH
-#define TB_COMMON_CUH
+// Template parameters and locals carry the tb_ prefix, as in tb_common.cuh: the kernels' defines
+// (BLOCK, TPR, NV, RPG, STAGES) must not rewrite them.
+#ifndef TB_ROWS_CUH
+#define TB_ROWS_CUH
 
-#if defined(__has_include)
-#if !__has_include(<cuda_fp16.h>)
-#error "tb_common.cuh needs the CUDA toolkit headers: pass -I<CUDA_HOME>/include to NVRTC"
+#include "tb_common.cuh"
+
+// ---- the family's defines ----------------------------------------------------------------------
+#ifndef RPG // rows per group of TPR threads (registers kernel); 1 passes no define
+#define RPG 1
 #endif
+#ifndef FULLVEC // 1: one bound check per whole vector (tb_for_elems); 0: per element, as measured
+#define FULLVEC 0
 #endif
-#include <cuda_fp16.h>
-#include <cuda_bf16.h>
-#include <cuda_fp8.h>
-
-#if defined(__CUDACC_RTC__)
-// NVRTC has no <cstdint>; these match the LP64 definitions of the host compilers.
-typedef signed char int8_t;
-typedef unsigned char uint8_t;
-typedef short int16_t;
-typedef unsigned short uint16_t;
-typedef int int32_t;
-typedef unsigned int uint32_t;
-typedef long int64_t;
-typedef unsigned long uint64_t;
-#else
-#include <cstdint>
-#endif
-
-#ifndef INFINITY
-#define INFINITY __int_as_float(0x7f800000)
-#endif
-
-#define TB_DEVICE __device__ __forceinline__
-
-// ---- dtypes ----------------------------------------------------------------------------------
-template <typename tb_T> struct tb_is_integer { static constexpr bool value = false; };
-template <> struct tb_is_integer<int8_t> { static constexpr bool value = true; };
-template <> struct tb_is_integer<uint8_t> { static constexpr bool value = true; };
-template <> struct tb_is_integer<int32_t> { static constexpr bool value = true; };
-template <> struct tb_is_integer<int64_t> { static constexpr bool value = true; };
-
-TB_DEVICE float tb_to_float(float v) { return v; }
-TB_DEVICE float tb_to_float(__half v) { return __half2float(v); }
-TB_DEVICE float tb_to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-TB_DEVICE float tb_to_float(__nv_fp8_e4m3 v) { return static_cast<float>(v); }
-TB_DEVICE float tb_to_float(int8_t v) { return static_cast<float>(v); }
-TB_DEVICE float tb_to_float(uint8_t v) { return static_cast<float>(v); }
-TB_DEVICE float tb_to_float(int32_t v) { return static_cast<float>(v); }
-
-template <typename tb_T> TB_DEVICE tb_T tb_from_float(float v);
-template <> TB_DEVICE float tb_from_float<float>(float v) { return v; }
-template <> TB_DEVICE __half tb_from_float<__half>(float v) { return __float2half_rn(v); }
-template <> TB_DEVICE __nv_bfloat16 tb_from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
-// fp8 e4m3: round to nearest even, saturating to +-448 (the constructor's __NV_SATFINITE).
-template <> TB_DEVICE __nv_fp8_e4m3 tb_from_float<__nv_fp8_e4m3>(float v) { return __nv_fp8_e4m3(v); }
-template <> TB_DEVICE int8_t tb_from_float<int8_t>(float v) {
-  return static_cast<int8_t>(max(-128, min(127, __float2int_rn(v))));
-}
-template <> TB_DEVICE uint8_t tb_from_float<uint8_t>(float v) {
-  return static_cast<uint8_t>(max(0, min(255, __float2int_rn(v))));
-}
-template <> TB_DEVICE int32_t tb_from_float<int32_t>(float v) { return __float2int_rn(v); }
-
-// The value a float takes once stored in the dtype: where PyTorch rounds an intermediate.
-template <typename tb_T> TB_DEVICE float tb_round(float v) { return tb_to_float(tb_from_float<tb_T>(v)); }
-
-// ---- 16-byte vectors -------------------------------------------------------------------------
-template <typename tb_T> struct alignas(16) tb_vec {
-  static constexpr int N = 16 / sizeof(tb_T);
-  tb_T v[N];
-};
-
-// Whole-struct accesses of an alignas(16) type compile to one LDG.E.128 / STG.E.128.
-template <typename tb_T> TB_DEVICE tb_vec<tb_T> tb_load_vec(const tb_T *p) {
-  return *reinterpret_cast<const tb_vec<tb_T> *>(p);
-}
-
-template <typename tb_T> TB_DEVICE void tb_store_vec(tb_T *p, const tb_vec<tb_T> &r) {
-  *reinterpret_cast<tb_vec<tb_T> *>(p) = r;
-}
-
-template <typename tb_T> TB_DEVICE tb_vec<tb_T> tb_vec_zero() {
-  tb_vec<tb_T> r;
-#pragma unroll
-  for (int k = 0; k < tb_vec<tb_T>::N; ++k) r.v[k] = tb_from_float<tb_T>(0.0f);
-  return r;
-}
-
-TB_DEVICE bool tb_aligned16(const void *p) {
-  return (reinterpret_cast<unsigned long long>(p) & 15ull) == 0;
-}
-
-// The N elements p[e .. e+N) of a row of length len, raw (N = tb_vec<T>::N). vec_ok: p + e is
-// 16-byte aligned whenever e is a multiple of N. Elements at or past len are zero and not read.
-template <typename tb_T>
-TB_DEVICE tb_vec<tb_T> tb_load_part(const tb_T *p, long long e, long long len, bool vec_ok) {
-  constexpr int tb_V = tb_vec<tb_T>::N;
-  if (vec_ok && e + tb_V <= len) return tb_load_vec(p + e);
-  tb_vec<tb_T> r;
-#pragma unroll
-  for (int k = 0; k < tb_V; ++k) r.v[k] = (e + k < len) ? p[e + k] : tb_from_float<tb_T>(0.0f);
-  return r;
-}
-
-template <typename tb_T>
-TB_DEVICE void tb_store_part(tb_T *p, long long e, long long len, bool vec_ok, const tb_vec<tb_T> &r) {
-  constexpr int tb_V = tb_vec<tb_T>::N;
-  if (vec_ok && e + tb_V <= len) {
-    tb_store_vec(p + e, r);
-    return;
-  }
-#pragma unroll
-  for (int k = 0; k < tb_V; ++k)
-    if (e + k < len) p[e + k] = r.v[k];
-}
 
 // ---- reductions ------------------------------------------------------------------------------
 TB_DEVICE float tb_warp_sum(float v) {
@@ -231,6 +124,7 @@ template <int tb_GROUP> TB_DEVICE void tb_group_argmax(float &v, int &i, float *
     for (int o = tb_W / 2; o > 0; o >>= 1) tb_argmax_shfl(v, i, o);
   }
 }
+
 
 // ---- rows --------------------------------------------------------------------------------------
 // Thread t's share of a row of len elements held by a group of tb_TPR threads: vector j covers
@@ -377,64 +271,51 @@ TB_DEVICE void tb_row_stream(const tb_T *__restrict__ x, long long rows, int col
     }
   }
 }
+
+// The `_stream` kernel of a row operator (sm_90+): persistent blocks, a block per row (tb_TPR ==
+// tb_BLOCK), rows streamed through tb_STAGES slots of the dynamic shared memory (tb_row_stream);
+// each thread loads its tb_NV vectors of the row from its slot (tb_row_load, or tb_row_load_elems
+// with tb_ELEMS) and f(v, true, row, t, 0) runs the per-row function.
+template <int tb_BLOCK, int tb_TPR, int tb_NV, int tb_STAGES, bool tb_ELEMS = false, typename tb_T, typename tb_F>
+TB_DEVICE void tb_rows_streamed(const tb_T *__restrict__ x, int rows, int cols, tb_F f) {
+  static_assert(tb_TPR == tb_BLOCK, "the stream kernel is block-per-row");
+  extern __shared__ __align__(128) unsigned char tb_dyn[];
+  const int t = threadIdx.x;
+  tb_row_stream<tb_T, tb_STAGES>(x, rows, cols, reinterpret_cast<tb_T *>(tb_dyn), [&](const tb_T *xs, long long r) {
+    tb_vec<tb_T> v[tb_NV];
+    if constexpr (tb_ELEMS) tb_row_load_elems<tb_TPR, tb_NV>(v, xs, t, cols, cols % tb_vec<tb_T>::N == 0, true);
+    else tb_row_load<tb_TPR, tb_NV>(v, xs, t, cols, cols % tb_vec<tb_T>::N == 0, true);
+    f(v, true, r, t, 0);
+  });
+}
 #endif
 
-// ---- the point-wise driver ---------------------------------------------------------------------
-// out[i] = f(a[i]) (NIN == 1) or f(a[i], b[i]) (NIN == 2) for 0 <= i < n, f mapping T to T.
-// Block c of the grid-stride loop owns the BLOCK * UNROLL vectors [c*CHUNK, (c+1)*CHUNK): thread t
-// loads vectors t, t + BLOCK, ... (coalesced); the loads of every input are written before any
-// use (ptxas issues at least half of them ahead of the first use: ample at full occupancy).
-// Vectors past the last whole chunk, then the n % N last elements, are spread over all threads.
-// If any pointer is not 16-byte aligned (a view), every element takes the scalar path.
-template <int tb_NIN, typename tb_T, int tb_BLOCK, int tb_UNROLL, typename tb_F>
-TB_DEVICE void tb_pointwise(const tb_T *__restrict__ a, const tb_T *__restrict__ b, tb_T *__restrict__ out,
-                            long long n, tb_F f) {
-  static_assert(tb_NIN == 1 || tb_NIN == 2, "one or two inputs");
-  constexpr int tb_V = tb_vec<tb_T>::N;
-  constexpr long long tb_CHUNK = (long long)tb_BLOCK * tb_UNROLL;
-  bool vec_ok = tb_aligned16(a) && tb_aligned16(out);
-  if constexpr (tb_NIN == 2) vec_ok = vec_ok && tb_aligned16(b);
-  const long long nvec = vec_ok ? n / tb_V : 0;
-  const long long nchunks = nvec / tb_CHUNK;
+// ---- the registers kernel's rows -------------------------------------------------------------
+// A group of tb_TPR threads of a `_cuda` kernel owns tb_RPG consecutive rows, row0 .. row0 + RPG
+// - 1 (tb_BLOCK / tb_TPR groups a block); thread t = threadIdx.x % TPR of the group holds vectors
+// t, t + TPR, ... of each. tb_rows_load issues the loads of all RPG rows first (tb_row_load, or
+// tb_row_load_elems with tb_ELEMS), so a row's reductions overlap the loads of the rows after it;
+// rows at or past `rows` (inactive) load nothing, are zeros, and their group still reaches every
+// barrier of the kernel's per-row function. vec_ok: 16-byte accesses allowed (cols a multiple of
+// N and the kernel's pointers 16-byte aligned). The kernel computes t, then row0, then vec_ok,
+// and runs its per-row function in its own loop: with that loop in a lambda here, or t and row0
+// in a struct, NVRTC 13.0 numbered the rows' registers in another order and ptxas emitted other
+// SASS for the same arithmetic.
+template <int tb_BLOCK, int tb_TPR, int tb_RPG> TB_DEVICE long long tb_row0() {
+  static_assert(tb_BLOCK % tb_TPR == 0, "TPR divides BLOCK");
+  static_assert(tb_RPG >= 1, "RPG: rows per group, at least 1");
+  return ((long long)blockIdx.x * (tb_BLOCK / tb_TPR) + threadIdx.x / tb_TPR) * tb_RPG;
+}
 
-  for (long long c = blockIdx.x; c < nchunks; c += gridDim.x) {
-    const long long first = c * tb_CHUNK + threadIdx.x;
-    tb_vec<tb_T> va[tb_UNROLL], vb[tb_UNROLL];
+template <int tb_TPR, int tb_NV, int tb_RPG, bool tb_ELEMS = false, typename tb_T>
+TB_DEVICE void tb_rows_load(tb_vec<tb_T> (&v)[tb_RPG][tb_NV], const tb_T *__restrict__ x, int rows, int cols, int t,
+                            long long row0, bool vec_ok) {
 #pragma unroll
-    for (int u = 0; u < tb_UNROLL; ++u) {
-      va[u] = tb_load_vec(a + (first + (long long)u * tb_BLOCK) * tb_V);
-      if constexpr (tb_NIN == 2) vb[u] = tb_load_vec(b + (first + (long long)u * tb_BLOCK) * tb_V);
-    }
-#pragma unroll
-    for (int u = 0; u < tb_UNROLL; ++u) {
-      tb_vec<tb_T> r;
-#pragma unroll
-      for (int k = 0; k < tb_V; ++k) {
-        if constexpr (tb_NIN == 2) r.v[k] = f(va[u].v[k], vb[u].v[k]);
-        else r.v[k] = f(va[u].v[k]);
-      }
-      tb_store_vec(out + (first + (long long)u * tb_BLOCK) * tb_V, r);
-    }
-  }
-
-  const long long tid = (long long)blockIdx.x * tb_BLOCK + threadIdx.x;
-  const long long nthreads = (long long)gridDim.x * tb_BLOCK;
-  for (long long i = nchunks * tb_CHUNK + tid; i < nvec; i += nthreads) {
-    const tb_vec<tb_T> xa = tb_load_vec(a + i * tb_V);
-    tb_vec<tb_T> r;
-    if constexpr (tb_NIN == 2) {
-      const tb_vec<tb_T> xb = tb_load_vec(b + i * tb_V);
-#pragma unroll
-      for (int k = 0; k < tb_V; ++k) r.v[k] = f(xa.v[k], xb.v[k]);
-    } else {
-#pragma unroll
-      for (int k = 0; k < tb_V; ++k) r.v[k] = f(xa.v[k]);
-    }
-    tb_store_vec(out + i * tb_V, r);
-  }
-  for (long long i = nvec * tb_V + tid; i < n; i += nthreads) {
-    if constexpr (tb_NIN == 2) out[i] = f(a[i], b[i]);
-    else out[i] = f(a[i]);
+  for (int i = 0; i < tb_RPG; ++i) {
+    const bool active = row0 + i < rows;
+    const tb_T *xr = x + (active ? row0 + i : 0) * cols;
+    if constexpr (tb_ELEMS) tb_row_load_elems<tb_TPR, tb_NV>(v[i], xr, t, cols, vec_ok, active);
+    else tb_row_load<tb_TPR, tb_NV>(v[i], xr, t, cols, vec_ok, active);
   }
 }
 
