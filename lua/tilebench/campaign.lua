@@ -20,7 +20,7 @@ M.FIELDS = {
   protocol     = { "table", "timer options: the names of tb.timer.options (`tilebench run --help` lists them as flags)" },
   gate         = { "table", "{rho = x, elib = y}: verified cases under either are 'slow'" },
   gate_exit    = { "boolean", "exit 3 when any case is slow, wrong, failed or timed out (--gate)" },
-  case_timeout = { "number", "seconds a case may take beyond the protocol's timeout (default 60)" },
+  case_timeout = { "number", "seconds each implementation of a case may take, beyond the protocol's timeout, before its worker is killed (default 60)" },
   metrics      = { "table", "extra metrics: {name = function(row) -> number|nil}, computed per row" },
 }
 

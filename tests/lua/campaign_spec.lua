@@ -1,10 +1,8 @@
--- tilebench.campaign, tilebench.execute, tilebench.rundir and tilebench.worker: campaign scripts, overrides, work items, shards,
--- and execution through worker processes (tests/fixtures/fake_runner.lua: no GPU needed).
+-- tilebench.campaign: campaign scripts, overrides, resolved work items, broken operators, shards
+-- (and the journal order shards sort back into, rundir.sort_rows).
 local campaign = require("tilebench.campaign")
-local execute = require("tilebench.execute")
 local rundir = require("tilebench.rundir")
 local journal = require("tilebench.journal")
-local worker = require("tilebench.worker")
 
 -- A loader with two small operators, in the shape tilebench.operator gives.
 local function fake_loader()
@@ -205,89 +203,5 @@ describe("work items", function()
     assert.same({ 1, 1 }, { campaign.shard_of(nil) })
     assert.same({ 3, 4 }, { campaign.shard_of("3/4") })
     assert.is_nil((campaign.shard_of("0/4")))
-  end)
-
-  it("run ids are sortable, distinct and valid path components", function()
-    local a, b = rundir.new_run_id(), rundir.new_run_id()
-    assert.matches("^%d%d%d%d%d%d%d%dT%d%d%d%d%d%dZ%-%x%x%x%x%x%x$", a)
-    assert.are_not.equal(a, b)
-    assert.is_true(rundir.valid_run_id(a))
-    assert.is_false(rundir.valid_run_id("../x"))
-  end)
-end)
-
-describe("execution through worker processes", function()
-  local function item(op, case_index, impls)
-    return { operator = op, mode = "default", dtype = "fp32", case_index = case_index, case_id = "n=" .. case_index,
-             impls = impls, protocol = {}, _case = { params = { n = case_index } } }
-  end
-
-  it("re-runs implementations skipped after a sticky fault in a fresh worker", function()
-    local events = {}
-    local pool <close> = worker.isolated({ runner = "tests.fixtures.fake_runner", limit = function() return 10 end,
-      on_event = function(t) events[#events + 1] = t end })
-    assert.equal("Fake GPU", pool:hello().device.name)
-    local rows = pool:run(item("broken_oob_write", 1, { "broken", "good" }))
-    assert.equal(2, #rows)
-    assert.equal("broken", rows[1].impl)
-    assert.equal("failed", rows[1].status)
-    assert.matches("CUDA_ERROR_ILLEGAL_ADDRESS", rows[1].reason)
-    assert.equal("good", rows[2].impl)
-    assert.equal("ok", rows[2].status)
-    assert.equal(2, pool.started)
-    assert.matches("GPU context lost", events[1])
-  end)
-
-  it("turns a crash and a hang into failed and timeout; neighbours keep their results", function()
-    local pool <close> = worker.isolated({ runner = "tests.fixtures.fake_runner", limit = function() return 1 end })
-    local rows = pool:run(item("broken_oob_write", 2, { "good", "broken" }))
-    assert.equal("ok", rows[1].status)
-    assert.equal("failed", rows[2].status)
-    assert.matches("worker killed by SIGSEGV; last stderr: fake_runner: segfaulting on purpose", rows[2].reason)
-    rows = pool:run(item("broken_endless_loop", 1, { "broken" }))
-    assert.equal("timeout", rows[1].status)
-    assert.matches("time limit %(1 s%)", rows[1].reason)
-    rows = pool:run(item("broken_wrong_result", 3, { "good", "broken" }))
-    assert.same({ "ok", "wrong" }, { rows[1].status, rows[2].status })
-  end)
-
-  it("charges a hang to the implementation in flight; the ones before keep their rows, the ones after run on", function()
-    local events = {}
-    local pool <close> = worker.isolated({ runner = "tests.fixtures.fake_runner", limit = function() return 1 end,
-      on_event = function(t) events[#events + 1] = t end })
-    local impls = { "good", "a1", "broken", "z1", "z2" }
-    local rows = pool:run(item("broken_hang_one", 1, impls))
-    local st = {}
-    for i, r in ipairs(rows) do assert.equal(impls[i], r.impl); st[i] = r.status end
-    assert.same({ "ok", "ok", "timeout", "ok", "ok" }, st)
-    assert.equal(2, pool.started) -- one kill, one fresh worker for z1 and z2 together
-    assert.equal(1, #events)
-    assert.matches("#1 broken: no result within 1 s", events[1])
-  end)
-
-  it("journals every item before the next starts and stops when interrupted", function()
-    local path = os.tmpname()
-    os.remove(path)
-    local jnl = journal.open(path, { run_id = "t" })
-    local pool <close> = worker.isolated({ runner = "tests.fixtures.fake_runner" })
-    local items = { item("alpha", 1, { "cuda" }), item("alpha", 2, { "cuda" }), item("alpha", 3, { "cuda" }) }
-    local journalled = {}
-    local calls = 0
-    local summary = execute.execute(items, pool, jnl, {
-      metrics = { double_ms = function(r) return r.ms and 2 * r.ms end },
-      on_rows = function()
-        local _, rows = journal.read(path)
-        journalled[#journalled + 1] = #rows
-      end,
-      interrupted = function() calls = calls + 1; return calls > 2 and "SIGINT" or nil end,
-    })
-    jnl:close()
-    assert.same({ 1, 2 }, journalled)
-    assert.equal(2, summary.done)
-    assert.equal("SIGINT", summary.interrupted)
-    local _, rows = journal.read(path)
-    assert.equal(2 * rows[1].ms, rows[1].extra.double_ms)
-    assert.same({ n = 1 }, rows[1].params) -- grid values, not the runner's
-    os.remove(path)
   end)
 end)

@@ -36,7 +36,7 @@ M.spec = {
   { name = "gate", type = "flag", desc = "exit 3 when any case is slow, wrong, failed or timed out" },
   { name = "gate-rho", type = "number", desc = "mark verified cases under this rho slow", validate = nonneg },
   { name = "gate-elib", type = "number", desc = "mark verified cases under this E_lib slow", validate = nonneg },
-  { name = "case-timeout", type = "number", metavar = "S", desc = "seconds a case may take (per implementation, plus --timeout) before its worker is killed (default 60)", validate = positive },
+  { name = "case-timeout", type = "number", metavar = "S", desc = "seconds each implementation may take (plus --timeout), counted from the previous one's result, before its worker is killed (default 60)", validate = positive },
   { name = "shard", type = "string", metavar = "K/N", desc = "run only the K-th of N deterministic shards of the work items", validate = shard_ok },
   { name = "resume", type = "string", metavar = "RUN-ID", desc = "continue an interrupted run: skip what its journal holds", validate = run_id_ok },
   { name = "no-isolate", type = "flag", desc = "run cases in this process (debugging; a GPU fault ends the run)" },

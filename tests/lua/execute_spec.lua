@@ -1,0 +1,60 @@
+-- tilebench.execute: items through an executor into the journal, the derived columns and the
+-- gate computed in the parent, the campaign's metrics.
+local execute = require("tilebench.execute")
+local journal = require("tilebench.journal")
+local worker = require("tilebench.worker")
+
+describe("execute", function()
+  local function item(op, case_index, impls)
+    return { operator = op, mode = "default", dtype = "fp32", case_index = case_index, case_id = "n=" .. case_index,
+             impls = impls, protocol = {}, _case = { params = { n = case_index } } }
+  end
+
+  it("journals every item before the next starts and stops when interrupted", function()
+    local path = os.tmpname()
+    os.remove(path)
+    local jnl = journal.open(path, { run_id = "t" })
+    local pool <close> = worker.isolated({ runner = "tests.fixtures.fake_runner" })
+    local items = { item("alpha", 1, { "cuda" }), item("alpha", 2, { "cuda" }), item("alpha", 3, { "cuda" }) }
+    local journalled = {}
+    local calls = 0
+    local summary = execute.execute(items, pool, jnl, {
+      metrics = { double_ms = function(r) return r.ms and 2 * r.ms end },
+      on_rows = function()
+        local _, rows = journal.read(path)
+        journalled[#journalled + 1] = #rows
+      end,
+      interrupted = function() calls = calls + 1; return calls > 2 and "SIGINT" or nil end,
+    })
+    jnl:close()
+    assert.same({ 1, 2 }, journalled)
+    assert.equal(2, summary.done)
+    assert.equal("SIGINT", summary.interrupted)
+    local _, rows = journal.read(path)
+    assert.equal(2 * rows[1].ms, rows[1].extra.double_ms)
+    assert.same({ n = 1 }, rows[1].params) -- grid values, not the runner's
+    os.remove(path)
+  end)
+
+  it("derives each case's columns in the parent from the item's work and the case's baseline", function()
+    local it = { operator = "alpha", mode = "default", dtype = "fp32", case_index = 1, impls = { "good", "fast", "bad" },
+                 flops = 2e9, bytes = 4e9, baseline = "good", category = "Point-wise", gate = { elib = 0.5 } }
+    local rows = { { impl = "good", status = "ok", ms = 2.0, dtype = "fp32" },
+                   { impl = "fast", status = "ok", ms = 1.0, dtype = "fp32" },
+                   { impl = "bad", status = "wrong", dtype = "fp32" } }
+    execute.case_metrics(it, rows, nil) -- no peaks: rho stays empty, the rest is computed
+    assert.equal(2e9, rows[3].flops)          -- every row gets the work
+    assert.equal(4e9, rows[3].bytes)
+    assert.is_nil(rows[3].speedup)            -- no time, no ratio
+    assert.equal(2.0, rows[2].speedup)        -- against the baseline of the same case
+    assert.equal(1.0, rows[1].speedup)
+    assert.near(4e9 / 1e-3 / 1e9, rows[2].gbs, 1e-6)
+    assert.is_nil(rows[2].rho)
+    assert.is_nil(rows[2].metrics_error)
+    local it2 = { operator = "alpha", dtype = "fp32", impls = { "good" }, work_error = "config.yaml: bytes_expr: bad" }
+    local r2 = { { impl = "good", status = "ok", ms = 1.0 } }
+    execute.case_metrics(it2, r2, nil)
+    assert.equal("config.yaml: bytes_expr: bad", r2[1].metrics_error)
+    assert.is_nil(r2[1].gbs)
+  end)
+end)
