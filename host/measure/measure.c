@@ -126,7 +126,7 @@ static gpu_status wait_batch(measure *m, double t_enq, double predicted_s) {
     if (st != GPU_ERR_TIMEOUT) return measure_fail(m, st, "waiting for the plan's runs");
     double now = measure_wall_now();
     if (now - start >= limit) {
-      gpu_set_error(GPU_ERR_TIMEOUT, "cuStreamQuery: the batch of runs did not finish within sync_timeout = %g s", limit);
+      gpu_set_error(GPU_ERR_TIMEOUT, "the batch of runs did not finish within sync_timeout = %g s", limit);
       return measure_fail(m, GPU_ERR_TIMEOUT, "waiting for the plan's runs");
     }
     double left = t_enq + predicted_s - now, nap = left > 40e-6 ? 0.5 * left : 20e-6;

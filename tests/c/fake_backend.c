@@ -168,6 +168,7 @@ static gpu_status run_kernel(gpu_function *f, const unsigned grid[3], const unsi
     S.recs = grow(S.recs, &S.cap_recs, S.n_recs + 1, sizeof *S.recs);
     /* On a timeline that starts at 1 s: a complete CUPTI record never has a 0 timestamp. */
     double start = 1e9 + op->start_ns - fake.timestamp_skew_ns, end = 1e9 + op->end_ns;
+    if (nth == fake.timestamps_incomplete_at) start = 0;
     S.recs[S.n_recs++] = (ts_rec){fake.timestamps_untagged ? 0 : op->tag, k->name, (unsigned long long)start,
                                   (unsigned long long)end,
                                   fake.marker[0] && strncmp(k->name, fake.marker, strlen(fake.marker)) == 0};
@@ -632,6 +633,10 @@ static gpu_status t_collect(uint64_t first_id, size_t n, double *kernel_ns, int 
     if (r->id < first_id || r->id - first_id >= n) continue;
     if (i == 0 || r->id != S.recs[i - 1].id) covered = 0;
     size_t s = (size_t)(r->id - first_id);
+    if (r->start == 0) { /* no timestamps: counted apart, as cupti.c does */
+      incomplete[s]++;
+      continue;
+    }
     double part = tb_clip_next(&covered, r->start, r->end);
     S.clipped_ns += (double)(r->end - r->start) - part;
     kernel_ns[s] += part;
@@ -652,13 +657,15 @@ static gpu_status t_collect_groups(uint64_t first_id, size_t groups, size_t per,
   for (size_t i = 0; i < S.n_recs;) {
     uint64_t id = S.recs[i].id;
     size_t j = i;
+    int broken = 0; /* a record without timestamps spoils its whole launch, as in cupti.c */
     while (j < S.n_recs && S.recs[j].id == id) {
       marks[j - i] = S.recs[j].marker;
+      broken |= S.recs[j].start == 0;
       j++;
     }
     if (id >= first_id && id - first_id < groups) {
       size_t g = (size_t)(id - first_id);
-      if (tb_split_samples(marks, j - i, per, sample_of) != 0) {
+      if (broken || tb_split_samples(marks, j - i, per, sample_of) != 0) {
         for (size_t s = 0; s < per; s++) incomplete[g * per + s] = 1;
       } else {
         unsigned long long covered = 0;

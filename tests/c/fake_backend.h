@@ -109,6 +109,8 @@ typedef struct fake_state {
   int hang;                      /* streams never finish: stream_wait_timeout / synchronize time out */
   int timestamps_absent;         /* timestamps->start fails with GPU_ERR_NO_LIBRARY */
   int timestamps_untagged;       /* records carry no id (a CUPTI that tags nothing) */
+  uint64_t timestamps_incomplete_at; /* the record of this kernel execution (1-based, as fake_launch.nth)
+                                    lacks its timestamps (start 0), as CUPTI's can */
   double timestamp_skew_ns;      /* each record starts this much before its kernel (overlap, as
                                     CUPTI's records of back-to-back kernels can) */
   /* ---- what happened (read by tests) ---- */

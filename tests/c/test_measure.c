@@ -171,6 +171,17 @@ static void test_events_and_fallbacks(void) {
   CHECK(r.n == 5);
   measure_result_free(&r);
 
+  /* a run whose record lacks timestamps is dropped as incomplete and replaced */
+  env = setup();
+  o = fixed_opts(5, 0);
+  o.graph = 0;
+  o.clock_check = 0;
+  fake.timestamps_incomplete_at = 4; /* kernels: evict, work, evict, work: the second run */
+  CHECK(measure_run(&env, &o, &r) == GPU_OK && r.code == NULL);
+  CHECK(r.dropped_incomplete == 1 && r.n == 5 && strcmp(r.clock, "cupti") == 0);
+  NEAR(r.summary.max, 3e-3, 1e-12);
+  measure_result_free(&r);
+
   /* the memset eviction: a memset, not a kernel, before every run */
   env = setup();
   o = fixed_opts(4, 0);
@@ -216,6 +227,16 @@ static void test_graph_groups(void) {
   CHECK(r.graph_group == 1 && strstr(r.group_reason, "split into samples for 0 of 8 samples"));
   CHECK(r.n == 8 && r.graph == 1);
   NEAR(r.summary.median, 4e-3, 1e-12); /* work + the look-alike */
+  measure_result_free(&r);
+
+  /* a record without timestamps in a group launch spoils that launch's samples only */
+  env = setup();
+  o = fixed_opts(8, 1);
+  o.graph_group = 4;
+  o.clock_check = 0;
+  fake.timestamps_incomplete_at = 5; /* warm-up: kernels 1-2; the first group launch: 3-10 */
+  CHECK(measure_run(&env, &o, &r) == GPU_OK && r.code == NULL);
+  CHECK(r.graph_group == 4 && r.dropped_incomplete == 4 && r.n == 8);
   measure_result_free(&r);
 
   /* groups need timestamps: with events, the reason is given */
@@ -304,6 +325,7 @@ static void test_errors(void) {
   fake.hang = 1;
   CHECK(measure_run(&env, &o, &r) == GPU_ERR_TIMEOUT);
   CHECK(strncmp(r.message, "timeout: waiting for the plan's runs: ", 38) == 0);
+  CHECK(strstr(r.message, "did not finish within sync_timeout = 0.01 s") != NULL);
 
   /* no memory for the eviction buffer: a case status, not an error */
   env = setup();
