@@ -70,7 +70,7 @@ function M.compile_unit(u)
       end
     end
     return n
-  end, debug.traceback)
+  end, function(e) return debug.traceback(tostring(e), 2) end) -- a tb.error (compile) as its text
   ctx:close()
   if ok then return res end
   return nil, tostring(res)
