@@ -41,6 +41,8 @@ check "SIGSEGV named in the reason" grep -q "worker killed by SIGSEGV; last stde
 run_dir=$(ls -d "$work"/iso/fake/runs/*)
 check "journal holds 24 rows + header" test "$(wc -l <"$run_dir/journal.jsonl")" -eq 25
 check "raw JSON per operator" test -s "$run_dir/raw/broken_oob_write.json"
+check "the fault's class crossed the worker pipe into the journal" \
+  grep -q '"error_class":"fault"' "$run_dir/journal.jsonl"
 check "provenance names the device" grep -q '"Fake GPU"' "$run_dir/provenance.json"
 TILEBENCH_RESULTS_DIR="$work/gate" "$TB" run --operator broken_wrong_result --gpu fake --quiet --gate \
   --cases first >/dev/null 2>&1
