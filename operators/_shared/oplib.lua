@@ -66,8 +66,9 @@ end
 
 -- ---- row-wise ---------------------------------------------------------------------------------
 
--- 16-byte vectors hold VEC elements of each dtype.
-M.ROW_VEC = { fp32 = 4, fp16 = 8, bf16 = 8 }
+-- 16-byte vectors hold VEC elements of each dtype the row kernels take (sizes from tb.dtype).
+M.ROW_VEC = {}
+for _, d in ipairs({ "fp32", "fp16", "bf16" }) do M.ROW_VEC[d] = 16 // require("tb.dtype").info[d].size end
 M.ROW_DEFAULT = { TPR = 0, BLOCK = 0, RPG = 1, STAGES = -1, FULLVEC = 0 }
 M.ROW_SPACE = { TPR = { 0, 32, 64, 128, 256, 512, 1024 }, BLOCK = { 0, 128, 256, 512, 1024 }, RPG = { 1, 2, 4 },
                 STAGES = { 0, 2, 3, 4, 6 }, FULLVEC = { 0, 1 } }
