@@ -64,6 +64,7 @@ cp "$work/raising.good" "$work/ops/raising/operator.lua"
 "$TB" run --resume "$(basename "$run_dir")" >"$work/resume.out" 2>&1
 rc=$?
 check "resumed after the fix: exits 0 [rc=$rc]" test $rc -eq 0
+check "the old load failures no longer count" grep -q "finished: .*; 0 rows slow, wrong, failed or timed out" "$work/resume.out"
 for op in bad_yaml raising; do
   check "$op: its CSV now" test -s "$csv/${op}_default.csv"
   check "$op: raw holds its cases, not the load failure" test -z "$(grep -o 'did not load\|failed to load\|operator.lua failed' "$run_dir/raw/$op.json")"

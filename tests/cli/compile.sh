@@ -2,7 +2,8 @@
 # `tilebench compile` (NVRTC, no GPU): fills the NVRTC cache with what the same `run` would
 # compile, in several processes; a second call finds everything cached; --autotune covers every
 # valid candidate; a kernel that does not compile fails the command (exit 1) with the operator,
-# case and configuration named, while the other plans still compile; an unusable cache directory
+# case and configuration named, while the other plans still compile; so does an operator that
+# does not load; an unusable cache directory
 # fails every plan, naming it; a damaged cache entry is recompiled with a warning; a bad option is
 # a usage error (exit 2).
 set -u
@@ -40,6 +41,13 @@ printf '\nextern "C" __global__ void not_c(float *p) { p[0] = undeclared_name; }
 TILEBENCH_OPERATOR_PATH="$work/ops" expect 1 "broken_compile .* (good|broken|reference).*undeclared_name" --operator broken_compile --jobs 2
 out=$(TILEBENCH_OPERATOR_PATH="$work/ops" "$TB" compile --operator broken_compile --jobs 2 2>&1)
 grep -qE "^compiled 0 plans .* failed" <<<"$out" && echo "ok   failures counted" || { echo "FAIL summary: $out"; fail=1; }
+# An operator that does not load (its config.yaml does not parse) fails the command, named, while
+# the others still compile.
+cp -r operators/vector_add "$work/ops/bad_yaml"
+printf 'case_grid:\n  n: [1024, 2048\ndtype: [fp32]\n' >"$work/ops/bad_yaml/config.yaml"
+TILEBENCH_OPERATOR_PATH="$work/ops" expect 1 "FAIL bad_yaml: failed to load: .*bad_yaml/config.yaml:3" --operator bad_yaml,vector_add --cases first --jobs 1
+out=$(TILEBENCH_OPERATOR_PATH="$work/ops" "$TB" compile --operator bad_yaml,vector_add --cases first --jobs 1 2>&1)
+grep -qE "^compiled 8 plans .* of 8 .* 0 failed" <<<"$out" && echo "ok   the others compiled" || { echo "FAIL others: $out"; fail=1; }
 # A cache directory that cannot be used fails the command, naming it (never "0 failed" with nothing kept).
 touch "$work/not-a-dir"
 TILEBENCH_CACHE_DIR="$work/not-a-dir/cache" expect 1 "compile cache $work/not-a-dir/cache is unusable: Not a directory" --operator vector_add --cases first --jobs 1

@@ -64,7 +64,7 @@ end
 function M.run(args)
   local opts, pos = options.parse(args, M.spec, "compile")
   local run = require("tilebench.cmd.run")
-  local _, items = run.plan(opts, pos)
+  local _, items, _, _, broken = run.plan(opts, pos)
   local units = require("tilebench.precompile").units(items)
   if opts.part then
     local k, n = opts.part:match("^(%d+)/(%d+)$")
@@ -72,7 +72,9 @@ function M.run(args)
     if not k or k < 1 or k > n then options.usage_error("option --part: want K/N with 1 <= K <= N") end
     return run_part(units, k, n)
   end
-  if #units == 0 then options.usage_error("compile: nothing to compile (no case matches)") end
+  -- An operator that does not load is a failure of the command; the others still compile.
+  for _, b in ipairs(broken) do io.stderr:write("FAIL ", b.operator, ": failed to load: ", b.error, "\n") end
+  if #units == 0 and #broken == 0 then options.usage_error("compile: nothing to compile (no case matches)") end
   local jobs = math.min(opts.jobs or cpu_count(), #units)
   local t0 = sys.monotonic()
   local procs = {}
@@ -113,7 +115,8 @@ function M.run(args)
   for _, msg in ipairs(problems) do io.stderr:write(msg, "\n") end
   io.write(string.format("compiled %d plans (%d kernels) of %d in %.1f s with %d processes; %d failed\n", done,
     kernels, #units, sys.monotonic() - t0, jobs, #failures))
-  return (#failures == 0 and #problems == 0) and 0 or 1
+  if #broken > 0 then io.write(string.format("%d operator%s did not load\n", #broken, #broken == 1 and "" or "s")) end
+  return (#failures == 0 and #problems == 0 and #broken == 0) and 0 or 1
 end
 
 return M

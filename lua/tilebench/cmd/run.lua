@@ -363,8 +363,14 @@ function M.run(args)
     plan, run_id)
   for _, path in ipairs(written) do io.write(string.format("wrote %s\n", path)) end
 
-  local bad = 0
-  for _, r in ipairs(journal.latest(all_rows or {})) do if execute.BAD[r.status] then bad = bad + 1 end end
+  local bad, has_cases = 0, {}
+  local latest = journal.latest(all_rows or {})
+  for _, r in ipairs(latest) do if not rundir.is_operator_row(r) then has_cases[r.operator] = true end end
+  for _, r in ipairs(latest) do
+    -- an operator's load failure counts until its cases ran (a resume after the fix)
+    local stale = rundir.is_operator_row(r) and has_cases[r.operator]
+    if execute.BAD[r.status] and not stale then bad = bad + 1 end
+  end
   if summary.interrupted then
     local left = #todo - summary.done
     io.write(string.format("stopped (%s): %d of %d cases done, %d left\n", summary.interrupted,
