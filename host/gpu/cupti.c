@@ -13,6 +13,8 @@
 
 #include <cupti.h>
 
+static gpu_status cupti_trace_all_api(void);
+
 /* Record buffers: 2 MiB each (thousands of kernel records), kept in a pool and handed back
  * zeroed, so CUPTI need not zero each new buffer on the launching thread (by default it does, and
  * every forced flush retired the 8 MiB buffer in use). With the plain flush of cupti_flush_until,
@@ -231,7 +233,7 @@ static gpu_status start_once(void) {
   return GPU_OK;
 }
 
-gpu_status cupti_start(void) {
+static gpu_status cupti_start(void) {
   if (!cu.tried) {
     cu.tried = 1;
     cu.start_status = start_once();
@@ -244,9 +246,9 @@ gpu_status cupti_start(void) {
   return GPU_OK;
 }
 
-const char *cupti_library_path(void) { return cu.path; }
+static const char *cupti_library_path(void) { return cu.path; }
 
-gpu_status cupti_trace_all_api(void) {
+static gpu_status cupti_trace_all_api(void) {
   CUptiResult r;
   if ((r = cu.enable(CUPTI_ACTIVITY_KIND_DRIVER)) != CUPTI_SUCCESS)
     return fail("cuptiActivityEnable(DRIVER)", r);
@@ -255,18 +257,18 @@ gpu_status cupti_trace_all_api(void) {
   return GPU_OK;
 }
 
-gpu_status cupti_push(uint64_t id) {
+static gpu_status cupti_push(uint64_t id) {
   CUptiResult r = cu.push_ext(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id);
   return r == CUPTI_SUCCESS ? GPU_OK : fail("cuptiActivityPushExternalCorrelationId", r);
 }
 
-gpu_status cupti_pop(void) {
+static gpu_status cupti_pop(void) {
   uint64_t last = 0;
   CUptiResult r = cu.pop_ext(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
   return r == CUPTI_SUCCESS ? GPU_OK : fail("cuptiActivityPopExternalCorrelationId", r);
 }
 
-gpu_status cupti_flush(void) {
+static gpu_status cupti_flush(void) {
   CUptiResult r = cu.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   flushes_forced++;
   return r == CUPTI_SUCCESS ? GPU_OK : fail("cuptiActivityFlushAll", r);
@@ -288,7 +290,7 @@ static int have_id(uint64_t id) {
   return found;
 }
 
-gpu_status cupti_flush_until(uint64_t last_id) {
+static gpu_status cupti_flush_until(uint64_t last_id) {
   /* After a synchronize every record is complete, and a plain flush delivers every buffer whose
    * records are all complete, full or not. The forced flush stays the fallback. */
   CUptiResult r = cu.flush_all(0);
@@ -298,9 +300,9 @@ gpu_status cupti_flush_until(uint64_t last_id) {
   return cupti_flush();
 }
 
-double cupti_clipped_ns(void) { return clipped_ns; }
+static double cupti_clipped_ns(void) { return clipped_ns; }
 
-void cupti_flush_counts(unsigned long *plain, unsigned long *forced) {
+static void cupti_flush_counts(unsigned long *plain, unsigned long *forced) {
   *plain = flushes_plain;
   *forced = flushes_forced;
 }
@@ -316,7 +318,7 @@ static void forget_locked(void) {
   store_oom = 0;
 }
 
-void cupti_discard(void) {
+static void cupti_discard(void) {
   pthread_mutex_lock(&store_lock);
   forget_locked();
   pthread_mutex_unlock(&store_lock);
@@ -353,7 +355,7 @@ static void sum_clipped(const slot_rec *r, size_t m, double *kernel_ns, int *ker
   }
 }
 
-gpu_status cupti_collect(uint64_t first_id, size_t n, double *kernel_ns, int *kernel_count,
+static gpu_status cupti_collect(uint64_t first_id, size_t n, double *kernel_ns, int *kernel_count,
                          int *incomplete) {
   for (size_t i = 0; i < n; i++) kernel_ns[i] = 0, kernel_count[i] = 0, incomplete[i] = 0;
   pthread_mutex_lock(&store_lock);
@@ -386,7 +388,7 @@ gpu_status cupti_collect(uint64_t first_id, size_t n, double *kernel_ns, int *ke
   return st;
 }
 
-void cupti_set_marker(const char *prefix) {
+static void cupti_set_marker(const char *prefix) {
   pthread_mutex_lock(&store_lock);
   snprintf(marker_prefix, sizeof marker_prefix, "%s", prefix ? prefix : "");
   marker_len = strlen(marker_prefix);
@@ -401,7 +403,7 @@ static int cmp_group_rec(const void *a, const void *b) {
   return (x->start > y->start) - (x->start < y->start);
 }
 
-gpu_status cupti_collect_groups(uint64_t first_id, size_t groups, size_t per, double *kernel_ns, int *kernel_count,
+static gpu_status cupti_collect_groups(uint64_t first_id, size_t groups, size_t per, double *kernel_ns, int *kernel_count,
                                 int *incomplete) {
   size_t total = groups * per;
   for (size_t i = 0; i < 2 * total; i++) kernel_ns[i] = 0, kernel_count[i] = 0, incomplete[i] = 0;
