@@ -304,7 +304,8 @@ typedef struct gpu_compiler {
  * compiler version and arch; each entry carries its size and SHA-256, checked on every read (a
  * damaged entry is a miss, recompiled and replaced, with a warning on stderr). A cache directory
  * that cannot be created or written, or an entry that cannot be stored, is an error
- * (GPU_ERR_OTHER naming the directory): nothing reports success with nothing cached.
+ * (GPU_ERR_OTHER naming the directory): nothing reports success with nothing cached. A hit only
+ * reads, so a read-only cache filled elsewhere (scripts/warm-cache.sh) serves what it holds.
  * GPU_ERR_COMPILE with the full log in gpu_last_error() when the source does not compile;
  * GPU_ERR_NO_LIBRARY when the compiler library is absent. */
 gpu_status rtc_compile(const char *source, const char *program_name, const rtc_header *headers,
