@@ -187,11 +187,12 @@ local function new_row(item, op, case, impl)
 end
 
 -- Runs one work item; returns an array of rows (one per implementation, in op.impls order).
--- on_row(row), when given, gets each implementation's row as soon as it is final, so the worker
--- can report it before the next implementation starts (the parent then limits each one's time).
+-- on_ready(), when given, is called once the inputs and the reference have run (synchronized),
+-- and on_row(row) gets each implementation's row as soon as it is final, so the worker can
+-- report them as they happen (the parent then limits each phase's time on its own).
 -- The rows are raw results: flops, bytes, rho, speedup and the gate are the parent's
 -- (tilebench.execute.case_metrics), which holds the peaks and the whole case.
-function M.run_item(item, on_row)
+function M.run_item(item, on_row, on_ready)
   local op = opmod.load(item.operator)
   local cases = opmod.cases_of(op, item.dtype)
   local case = cases[item.case_index]
@@ -230,6 +231,7 @@ function M.run_item(item, on_row)
     return ordered
   end
   local ins, refs = err.ins, err.refs
+  if on_ready then on_ready() end
 
   for _, row in ipairs(ordered) do
     local spec = op.module.implementations[row.impl]

@@ -105,7 +105,7 @@ end
 
 -- One attempt at item restricted to impls. The worker reports each implementation's row as it
 -- finishes, and each implementation gets its own time limit counted from the previous report
--- (the first one's also covers the inputs and the reference), so a hang costs one limit, not
+-- (the inputs and the reference get one limit of their own), so a hang costs one limit, not
 -- the sum over the item. Returns {rows=} | {error=, got=} | {crash=status, reason=, got=,
 -- in_flight=}, got holding the rows reported before the worker stopped.
 function Pool:_attempt(item, impls)
@@ -118,14 +118,17 @@ function Pool:_attempt(item, impls)
     self:_start()
     self.proc:write(wire)
   end
-  local got = {}
+  local got, ready = {}, false
   local line, why
   while true do
     line, why = self.proc:read_line(limit)
     self:_forward_stderr()
     if not line then break end
     local msg, err = journal.decode(line)
-    if type(msg) == "table" and type(msg.row) == "table" and type(msg.row.impl) == "string" then
+    if type(msg) == "table" and msg.ready == true then
+      ready = true
+    elseif type(msg) == "table" and type(msg.row) == "table" and type(msg.row.impl) == "string" then
+      ready = true
       got[msg.row.impl] = msg.row
     elseif type(msg) == "table" and type(msg.rows) == "table" then
       return { rows = msg.rows }
@@ -136,6 +139,20 @@ function Pool:_attempt(item, impls)
       return { crash = "failed", reason = "worker sent an unreadable answer (" .. tostring(err) .. ")", tail = tail,
                got = got, in_flight = in_flight(impls, got) }
     end
+  end
+  -- Stopped before the inputs and the reference were done: that phase is every implementation's
+  -- (the runner records its errors the same way), so one stop costs the whole group once.
+  if not ready then
+    local kind, val, tail = self:_retire(why == "timeout" and 0 or 5)
+    local reason = why == "timeout"
+      and string.format("inputs/reference: no result within the time limit (%g s); worker killed", limit)
+      or string.format("inputs/reference: worker %s", kind == "signal" and ("killed by " .. tostring(val))
+        or string.format("exited with status %s", tostring(val)))
+    local last = why ~= "timeout" and last_line(tail)
+    if last then reason = reason .. "; last stderr: " .. last end
+    self:_event(string.format("%s %s #%d: %s", item.operator, item.dtype, item.case_index, reason))
+    return { crash = why == "timeout" and "timeout" or "failed", tail = tail, got = got, reference = true,
+             reason = reason }
   end
   local current = in_flight(impls, got)
   local left = 0
@@ -159,7 +176,8 @@ function Pool:_attempt(item, impls)
 end
 
 -- Runs item; always returns one row per implementation of item.impls, in that order.
--- Rows the worker reported before it stopped are kept. A hang is charged to the implementation
+-- Rows the worker reported before it stopped are kept. A stop before the inputs and the
+-- reference were done is every implementation's (once). A hang is charged to the implementation
 -- in flight alone (it had its whole limit), and the ones after it run in a fresh worker. A crash
 -- with several implementations unfinished re-runs each alone, so one broken implementation
 -- cannot take its neighbours' results with it; implementations skipped because an earlier one
@@ -200,6 +218,11 @@ function Pool:run(item)
       end
       if res.error then
         for _, impl in ipairs(rest) do final[impl] = execute.synthetic_row(item, impl, "failed", res.error) end
+      elseif res.reference then
+        for _, impl in ipairs(rest) do
+          final[impl] = execute.synthetic_row(item, impl, res.crash, res.reason)
+          final[impl].worker_stderr = res.tail
+        end
       elseif #rest == 1 or (res.crash == "timeout" and #rest > 0) then
         local r = execute.synthetic_row(item, rest[1], res.crash, res.reason)
         r.worker_stderr = res.tail

@@ -5,7 +5,8 @@
 # TB_FAKE_IMPL_SLEEP each. The worker reports each implementation as it finishes and the parent
 # limits the one in flight, so the run takes about one limit plus the good ones' time (before:
 # the sum of nine limits, then each implementation again alone). Bound checked: under twice the
-# per-implementation limit plus the good ones' time.
+# per-implementation limit plus the good ones' time. A hang in the inputs/reference phase costs
+# the whole case one limit (every implementation timeout), not one per implementation.
 set -u
 TB=${TILEBENCH:?}
 HOME_DIR=${TILEBENCH_HOME:?}
@@ -41,5 +42,20 @@ check "the speedup of a good one is against the baseline of the same case" test 
 check "the reason names the limit" grep -q "no result within the time limit ($limit s)" "$csv"
 check "the event names the implementation in flight" grep -q "#1 broken: no result within $limit s; worker killed; the implementations after it run in a fresh worker" "$work/out.txt"
 check "journal: 9 rows" test "$(grep -vc '"journal"' "$work"/fake/runs/*/journal.jsonl)" -eq 9
-[ $fail -ne 0 ] && cat "$work/out.txt"
+
+# A hang in the inputs/reference phase is every implementation's, charged once: one limit, not nine.
+start=$(date +%s.%N)
+TILEBENCH_RESULTS_DIR="$work/ref" TB_FAKE_HANG_REFERENCE=broken_hang_one "$TB" run --operator broken_hang_one \
+  --cases first --gpu fake --case-timeout $limit >"$work/ref.txt" 2>&1
+rc=$?
+took=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN {printf "%.2f", b - a}')
+echo "reference hang: took $took s"
+check "reference hang: exits 0 [rc=$rc]" test $rc -eq 0
+check "reference hang: wall time $took s < 2 limits" awk -v t="$took" -v b="$((2 * limit))" 'BEGIN {exit !(t < b)}'
+csv=$work/ref/fake/csv/broken_hang_one_default.csv
+for impl in good a1 broken z3; do
+  check "reference hang: $impl timeout" test "$(col "$csv" 65536 status_$impl)" = timeout
+done
+check "reference hang: the reason names the phase" grep -q "inputs/reference: no result within the time limit ($limit s)" "$csv"
+[ $fail -ne 0 ] && cat "$work/out.txt" "$work/ref.txt"
 exit $fail

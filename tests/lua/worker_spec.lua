@@ -51,4 +51,18 @@ describe("execution through worker processes", function()
     assert.equal(1, #events)
     assert.matches("#1 broken: no result within 1 s", events[1])
   end)
+  it("charges a hang in the inputs or the reference to the whole group once", function()
+    local events = {}
+    local pool <close> = worker.isolated({ runner = "tests.fixtures.fake_runner", limit = function() return 1 end,
+      env = { TB_FAKE_HANG_REFERENCE = "broken_hang_one" }, on_event = function(t) events[#events + 1] = t end })
+    local impls = { "good", "a1", "z1" }
+    local rows = pool:run(item("broken_hang_one", 1, impls))
+    for i, r in ipairs(rows) do
+      assert.equal(impls[i], r.impl)
+      assert.equal("timeout", r.status)
+      assert.matches("^inputs/reference: no result within the time limit %(1 s%)", r.reason)
+    end
+    assert.equal(1, pool.started) -- one worker, killed once: nothing re-run
+    assert.equal(1, #events)
+  end)
 end)

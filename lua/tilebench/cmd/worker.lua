@@ -6,8 +6,9 @@
 -- Requests and answers (one line each):
 --   {"hello": true}         -> {"hello": {pid, versions = {...}, device = {...}}} or
 --                              {"hello": {pid, error = "no CUDA driver found ...", error_class = "no_driver"}}
---   {"item": ITEM}          -> {"row": ROW} as each implementation finishes (progress: the
---                              parent gives the next one its own time limit), then
+--   {"item": ITEM}          -> {"ready": true} once the inputs and the reference ran, then
+--                              {"row": ROW} as each implementation finishes (progress: the
+--                              parent gives each phase its own time limit), then
 --                              {"rows": [ROW, ...]} (runner.run_item's rows, every one)
 --                           or {"error": "message with traceback"} when run_item raised
 -- A GPU failure's class (tb.error) travels beside its text: rows carry error_class, hello its own.
@@ -94,7 +95,7 @@ function M.run(args)
         end
         if not runner_ok then error("worker: cannot load the runner: " .. tostring(runner), 0) end
         local ok, rows = xpcall(runner.run_item, M.traceback, msg.item,
-          function(row) reply({ row = row }) end)
+          function(row) reply({ row = row }) end, function() reply({ ready = true }) end)
         if ok then
           reply({ rows = rows })
           for _, r in ipairs(rows) do
