@@ -17,7 +17,9 @@ function M.run(args)
     return 0
   end
   local v = device.versions()
-  io.write(string.format("driver %s, NVRTC %s\n", tostring(v.driver), tostring(v.nvrtc)))
+  -- the backend's compiler under its own name: "NVRTC 13.0" for CUDA
+  local compiler = v.compiler or "compiler"
+  io.write(string.format("driver %s, %s %s\n", tostring(v.driver), compiler:upper(), tostring(v[compiler])))
   for _, p in ipairs(list) do
     io.write(string.format("[%d] %s  %s (%s)  %d SMs  %s HBM  L2 %s  SM clock %d MHz  "
       .. "memory %d MHz x %d bit (%.0f GB/s peak)  smem opt-in %d KiB\n",
