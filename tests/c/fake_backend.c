@@ -23,7 +23,7 @@ typedef struct node {
   /* kernel */
   gpu_function *f;
   unsigned grid[3], block[3], smem;
-  unsigned char args[FAKE_MAX_ARGS][8];
+  uint64_t args[FAKE_MAX_ARGS]; /* each argument's bytes, in an aligned 8-byte slot */
   /* memset */
   gpu_ptr p;
   uint32_t value;
@@ -364,13 +364,16 @@ static gpu_status f_launch(gpu_function *f, const unsigned grid[3], const unsign
     if (f->k->nargs > FAKE_MAX_ARGS)
       return gpu_set_error(GPU_ERR_INVALID, "fakeLaunchKernel: '%s' has more than %d arguments", f->k->name,
                            FAKE_MAX_ARGS);
+    for (int i = 0; i < f->k->nargs; i++)
+      if (f->k->arg_bytes[i] > 8)
+        return gpu_set_error(GPU_ERR_INVALID, "fakeLaunchKernel: '%s' argument %d is over 8 bytes", f->k->name, i);
     node *nd = add_node(NODE_KERNEL, s);
     fake.ops[fake.n_ops - 1].kernel = f->k->name;
     nd->f = f;
     memcpy(nd->grid, grid, sizeof nd->grid);
     memcpy(nd->block, block, sizeof nd->block);
     nd->smem = smem;
-    for (int i = 0; i < f->k->nargs; i++) memcpy(nd->args[i], args[i], f->k->arg_bytes[i] ? f->k->arg_bytes[i] : 8);
+    for (int i = 0; i < f->k->nargs; i++) memcpy(&nd->args[i], args[i], f->k->arg_bytes[i] ? f->k->arg_bytes[i] : 8);
     return GPU_OK;
   }
   return run_kernel(f, grid, block, smem, s, args, 0);
@@ -488,7 +491,7 @@ static gpu_status f_graph_launch(gpu_graph g, gpu_stream s) {
     node *nd = &g->nodes[i];
     if (nd->kind == NODE_KERNEL) {
       void *args[FAKE_MAX_ARGS];
-      for (int a = 0; a < nd->f->k->nargs; a++) args[a] = nd->args[a];
+      for (int a = 0; a < nd->f->k->nargs; a++) args[a] = &nd->args[a];
       gpu_status st = run_kernel(nd->f, nd->grid, nd->block, nd->smem, s, args, 1);
       if (st != GPU_OK) return st;
     } else if (nd->kind == NODE_MEMSET) {

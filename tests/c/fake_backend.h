@@ -62,7 +62,7 @@ typedef struct fake_kernel {
   void (*thread)(const fake_launch *l, const unsigned block_idx[3], const unsigned thread_idx[3]);
   double duration_ns;          /* fake GPU time of one launch (fake.duration overrides) */
   int nargs;                   /* arguments a captured launch copies (0: none) */
-  unsigned char arg_bytes[FAKE_MAX_ARGS]; /* size of each (0: 8 bytes) */
+  unsigned char arg_bytes[FAKE_MAX_ARGS]; /* size of each, at most 8 (0: 8 bytes) */
   void *user;
 } fake_kernel;
 
