@@ -186,6 +186,25 @@ local function new_row(item, op, case, impl)
            category = op.category }
 end
 
+-- The grid case an item names. A planned item carries its case id: the case is looked up by it
+-- (the worker takes the values from the operator's own grid, exact, not from JSON), and an id
+-- the grid no longer has is an error, so a run resumed from stored items never measures another
+-- case under the planned one's name. Items without an id (tests, old callers) go by index.
+function M.case_of(op, item)
+  local cases = opmod.cases_of(op, item.dtype)
+  if item.case_id ~= nil then
+    for _, c in ipairs(cases) do if c.id == item.case_id then return c end end
+    error(string.format("%s: no case '%s' for dtype %s: the operator's grid changed since the run was planned",
+      op.name, tostring(item.case_id), tostring(item.dtype)), 0)
+  end
+  local case = cases[item.case_index]
+  if not case then
+    error(string.format("%s: no case %s for dtype %s (%d cases)", op.name, tostring(item.case_index),
+      tostring(item.dtype), #cases), 0)
+  end
+  return case
+end
+
 -- Runs one work item; returns an array of rows (one per implementation, in op.impls order).
 -- on_ready(), when given, is called once the inputs and the reference have run (synchronized),
 -- and on_row(row) gets each implementation's row as soon as it is final, so the worker can
@@ -194,12 +213,7 @@ end
 -- (tilebench.execute.case_metrics), which holds the peaks and the whole case.
 function M.run_item(item, on_row, on_ready)
   local op = opmod.load(item.operator)
-  local cases = opmod.cases_of(op, item.dtype)
-  local case = cases[item.case_index]
-  if not case then
-    error(string.format("%s: no case %s for dtype %s (%d cases)", op.name, tostring(item.case_index),
-      tostring(item.dtype), #cases), 0)
-  end
+  local case = M.case_of(op, item)
   case.seed = case.seed or opmod.case_seed(op.name, case)
   local impls = item.impls or op.impls
   local rows, ordered = {}, {}

@@ -7,8 +7,9 @@
 # - names read back (run.json label and run_id, a journal entry's operator and mode) that are
 #   not one path component are refused as --gpu would refuse them: `run --resume` and `merge`
 #   write nothing outside results/;
-# - run.json stores the resolved work items (format 2): resume runs the cases planned even after
-#   the operator's grid changed; a format-1 run.json (no items) still resumes and merges.
+# - run.json stores the resolved work items (format 2): resume plans from them, not from the
+#   operator's grid as it is now (a real worker then refuses a case id the grid lost:
+#   runner_spec); a format-1 run.json (no items) still resumes and merges.
 set -u
 TB=${TILEBENCH:?}
 HOME_DIR=${TILEBENCH_HOME:?}

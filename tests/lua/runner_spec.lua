@@ -105,3 +105,20 @@ describe("runner.measure", function()
     assert.matches("no sample kept", tostring(e))
   end)
 end)
+
+describe("runner.case_of", function()
+  local op = { name = "op", cases = {
+    { dtype = "fp16", id = "n=1", params = { n = 1 } }, { dtype = "fp16", id = "n=2", params = { n = 2 } },
+    { dtype = "fp32", id = "n=1", params = { n = 1 } }, { dtype = "fp32", id = "n=2", params = { n = 2 } } } }
+  it("finds a planned item's case by its id, not its position", function()
+    assert.equal(op.cases[4], runner.case_of(op, { dtype = "fp32", case_index = 1, case_id = "n=2" }))
+    assert.equal(op.cases[2], runner.case_of(op, { dtype = "fp16", case_index = 2 })) -- no id: by index
+  end)
+  it("refuses an id the grid no longer has (operators changed since planning)", function()
+    local ok, err = pcall(runner.case_of, op, { dtype = "fp32", case_index = 3, case_id = "n=1048576" })
+    assert.is_false(ok)
+    assert.matches("no case 'n=1048576' for dtype fp32: the operator's grid changed since the run was planned", err)
+    ok, err = pcall(runner.case_of, op, { dtype = "fp32", case_index = 7 })
+    assert.matches("no case 7 for dtype fp32 %(2 cases%)", err)
+  end)
+end)
