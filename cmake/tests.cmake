@@ -9,7 +9,7 @@ set(TB_TEST_ENV "TILEBENCH=$<TARGET_FILE:tilebench>" "TILEBENCH_HOME=${CMAKE_SOU
     "TILEBENCH_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache" "TB_BUILD_DIR=${CMAKE_BINARY_DIR}")
 
 # The fake backend (tests/c/fake_backend.h): a host-memory gpu_backend every C test may use.
-add_library(tbfake STATIC ${CMAKE_SOURCE_DIR}/tests/c/fake_backend.c)
+add_library(tbfake STATIC ${CMAKE_SOURCE_DIR}/tests/c/fake_backend.c ${CMAKE_SOURCE_DIR}/tests/c/fake_timestamps.c)
 target_include_directories(tbfake PUBLIC ${CMAKE_SOURCE_DIR}/tests/c)
 target_link_libraries(tbfake PUBLIC tbcore)
 

@@ -1,12 +1,12 @@
 /* fake_backend.c: the host-memory gpu_backend of fake_backend.h, for C unit tests without CUDA.
  * Everything runs synchronously on the calling thread; a fake clock stands in for the GPU's. */
 #include "fake_backend.h"
+#include "fake_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "stats.h"
 
 fake_state fake;
 
@@ -39,7 +39,6 @@ struct gpu_graph_s {
   size_t n_events;
 };
 
-typedef struct ts_rec { uint64_t id; const char *name; unsigned long long start, end; int marker; } ts_rec;
 
 typedef struct registered { const char *path; const fake_kernel *kernels; } registered;
 
@@ -50,11 +49,6 @@ static struct {
   gpu_stream streams[64]; /* created streams, to end their part in a capture */
   size_t n_streams;
   gpu_graph capture;      /* the graph being captured (one capture at a time) */
-  uint64_t tags[64];      /* pushed timestamp ids */
-  int n_tags;
-  ts_rec *recs;
-  size_t n_recs, cap_recs;
-  double clipped_ns;
   registered modules[32];
   size_t n_modules;
   /* objects handed out, freed by fake_reset */
@@ -64,7 +58,7 @@ static struct {
   size_t n_graphs, cap_graphs;
 } S;
 
-static void *grow(void *arr, size_t *cap, size_t need, size_t elem) {
+void *fake_grow(void *arr, size_t *cap, size_t need, size_t elem) {
   if (need <= *cap) return arr;
   size_t c = *cap ? *cap * 2 : 64;
   while (c < need) c *= 2;
@@ -80,18 +74,18 @@ static void *grow(void *arr, size_t *cap, size_t need, size_t elem) {
 static void *new_object(size_t bytes) {
   void *p = calloc(1, bytes);
   if (p == NULL) abort();
-  S.objects = grow(S.objects, &S.cap_objects, S.n_objects + 1, sizeof *S.objects);
+  S.objects = fake_grow(S.objects, &S.cap_objects, S.n_objects + 1, sizeof *S.objects);
   S.objects[S.n_objects++] = p;
   return p;
 }
 
-static fake_op *log_op(fake_op_kind kind, gpu_stream s) {
-  fake.ops = grow(fake.ops, &fake.cap_ops, fake.n_ops + 1, sizeof *fake.ops);
+fake_op *fake_log_op(fake_op_kind kind, gpu_stream s) {
+  fake.ops = fake_grow(fake.ops, &fake.cap_ops, fake.n_ops + 1, sizeof *fake.ops);
   fake_op *op = &fake.ops[fake.n_ops++];
   memset(op, 0, sizeof *op);
   op->kind = kind;
   op->stream = s;
-  op->tag = S.n_tags ? S.tags[S.n_tags - 1] : 0;
+  op->tag = fake_ts_tag();
   op->start_ns = op->end_ns = fake.now_ns;
   return op;
 }
@@ -122,11 +116,11 @@ static void submitted(gpu_stream s) {
 
 static node *add_node(node_kind kind, gpu_stream s) {
   gpu_graph g = S.capture;
-  g->nodes = grow(g->nodes, &g->cap, g->n + 1, sizeof *g->nodes);
+  g->nodes = fake_grow(g->nodes, &g->cap, g->n + 1, sizeof *g->nodes);
   node *nd = &g->nodes[g->n++];
   memset(nd, 0, sizeof *nd);
   nd->kind = kind;
-  fake_op *op = log_op(FAKE_OP_CAPTURED, s);
+  fake_op *op = fake_log_op(FAKE_OP_CAPTURED, s);
   op->captured = kind == NODE_KERNEL ? FAKE_OP_KERNEL : kind == NODE_MEMSET ? FAKE_OP_MEMSET : FAKE_OP_EVENT;
   return nd;
 }
@@ -158,21 +152,13 @@ static gpu_status run_kernel(gpu_function *f, const unsigned grid[3], const unsi
   }
   fake.now_ns += fake.gap_ns;
   double d = fake.duration ? fake.duration(k->name, nth, fake.duration_user) : k->duration_ns;
-  fake_op *op = log_op(FAKE_OP_KERNEL, s);
+  fake_op *op = fake_log_op(FAKE_OP_KERNEL, s);
   op->kernel = k->name;
   op->in_graph = in_graph;
   op->start_ns = fake.now_ns;
   fake.now_ns += d > 0 ? d : 0;
   op->end_ns = fake.now_ns;
-  if (fake.timestamps_started) {
-    S.recs = grow(S.recs, &S.cap_recs, S.n_recs + 1, sizeof *S.recs);
-    /* On a timeline that starts at 1 s: a complete CUPTI record never has a 0 timestamp. */
-    double start = 1e9 + op->start_ns - fake.timestamp_skew_ns, end = 1e9 + op->end_ns;
-    if (nth == fake.timestamps_incomplete_at) start = 0;
-    S.recs[S.n_recs++] = (ts_rec){fake.timestamps_untagged ? 0 : op->tag, k->name, (unsigned long long)start,
-                                  (unsigned long long)end,
-                                  fake.marker[0] && strncmp(k->name, fake.marker, strlen(fake.marker)) == 0};
-  }
+  fake_ts_kernel(k->name, op->tag, nth, op->start_ns, op->end_ns);
   submitted(s);
   return GPU_OK;
 }
@@ -184,7 +170,7 @@ static void run_memset(gpu_ptr p, uint32_t value, size_t count, size_t width, gp
   else
     for (size_t i = 0; i < count; i++) memcpy(d + 4 * i, &value, 4);
   fake.now_ns += fake.gap_ns;
-  fake_op *op = log_op(FAKE_OP_MEMSET, s);
+  fake_op *op = fake_log_op(FAKE_OP_MEMSET, s);
   op->in_graph = in_graph;
   fake.now_ns += fake.memset_ns;
   op->end_ns = fake.now_ns;
@@ -194,7 +180,7 @@ static void run_memset(gpu_ptr p, uint32_t value, size_t count, size_t width, gp
 static void run_event(gpu_event e, gpu_stream s, int in_graph) {
   e->t_ns = fake.now_ns;
   e->recorded = 1;
-  fake_op *op = log_op(FAKE_OP_EVENT, s);
+  fake_op *op = fake_log_op(FAKE_OP_EVENT, s);
   op->event = e;
   op->in_graph = in_graph;
 }
@@ -235,9 +221,9 @@ static gpu_status f_mem_alloc(gpu_ptr *p, size_t bytes) {
                          fake.bytes_in_use, fake.mem_limit);
   void *m = calloc(1, bytes ? bytes : 1);
   if (m == NULL) return gpu_set_error(GPU_ERR_OOM, "fakeMemAlloc: out of host memory (%zu bytes)", bytes);
-  S.allocs = grow(S.allocs, &S.cap_allocs, S.n_allocs + 1, sizeof *S.allocs);
+  S.allocs = fake_grow(S.allocs, &S.cap_allocs, S.n_allocs + 1, sizeof *S.allocs);
   S.allocs[S.n_allocs] = m;
-  S.alloc_bytes = grow(S.alloc_bytes, &S.cap_alloc_bytes, S.n_allocs + 1, sizeof *S.alloc_bytes);
+  S.alloc_bytes = fake_grow(S.alloc_bytes, &S.cap_alloc_bytes, S.n_allocs + 1, sizeof *S.alloc_bytes);
   S.alloc_bytes[S.n_allocs++] = bytes;
   fake.bytes_in_use += bytes;
   fake.allocs++;
@@ -285,7 +271,7 @@ static gpu_status f_memset32(gpu_ptr p, uint32_t value, size_t count, gpu_stream
 
 static gpu_status copy(void *dst, const void *src, size_t bytes, gpu_stream s) {
   memmove(dst, src, bytes);
-  log_op(FAKE_OP_COPY, s);
+  fake_log_op(FAKE_OP_COPY, s);
   return GPU_OK;
 }
 static gpu_status f_copy_htod(gpu_ptr dst, const void *src, size_t bytes) {
@@ -423,7 +409,7 @@ static gpu_status f_event_record(gpu_event e, gpu_stream s) {
 static gpu_status f_stream_wait_event(gpu_stream s, gpu_event e) {
   /* During a capture, a stream that waits on the captured stream joins the capture (the fork). */
   if (S.capture && s && !s->capturing) s->capturing = 1;
-  fake_op *op = log_op(FAKE_OP_WAIT_EVENT, s);
+  fake_op *op = fake_log_op(FAKE_OP_WAIT_EVENT, s);
   op->event = e;
   return GPU_OK;
 }
@@ -444,12 +430,12 @@ static gpu_status f_capture_begin(gpu_stream s) {
   if (S.capture) return gpu_set_error(GPU_ERR_INVALID, "fakeStreamBeginCapture: a capture is under way");
   gpu_graph g = calloc(1, sizeof *g);
   if (g == NULL) abort();
-  S.graphs = grow(S.graphs, &S.cap_graphs, S.n_graphs + 1, sizeof *S.graphs);
+  S.graphs = fake_grow(S.graphs, &S.cap_graphs, S.n_graphs + 1, sizeof *S.graphs);
   S.graphs[S.n_graphs++] = g;
   S.capture = g;
   s->capturing = 1;
   fake.captures++;
-  log_op(FAKE_OP_CAPTURE_BEGIN, s);
+  fake_log_op(FAKE_OP_CAPTURE_BEGIN, s);
   return GPU_OK;
 }
 
@@ -465,7 +451,7 @@ static gpu_status f_capture_end_events(gpu_stream s, gpu_graph *out, const gpu_e
   gpu_graph g = S.capture;
   end_capture();
   s->capturing = 0;
-  log_op(FAKE_OP_CAPTURE_END, s);
+  fake_log_op(FAKE_OP_CAPTURE_END, s);
   if (n) {
     g->event_node = calloc(n, sizeof *g->event_node);
     if (g->event_node == NULL) abort();
@@ -486,7 +472,7 @@ static gpu_status f_capture_end(gpu_stream s, gpu_graph *g) { return f_capture_e
 static gpu_status f_graph_launch(gpu_graph g, gpu_stream s) {
   if (in_capture(s)) return gpu_set_error(GPU_ERR_INVALID, "fakeGraphLaunch: graphs do not nest in the fake");
   fake.graph_launches++;
-  log_op(FAKE_OP_GRAPH_LAUNCH, s);
+  fake_log_op(FAKE_OP_GRAPH_LAUNCH, s);
   for (size_t i = 0; i < g->n; i++) {
     node *nd = &g->nodes[i];
     if (nd->kind == NODE_KERNEL) {
@@ -584,127 +570,6 @@ static const gpu_compiler fake_compiler = {
   .build = c_build,
 };
 
-/* ---- kernel timestamps ----------------------------------------------------------------------- */
-
-static gpu_status t_start(void) {
-  if (fake.timestamps_absent) return gpu_set_error(GPU_ERR_NO_LIBRARY, "libfakecupti.so: not found (fake.timestamps_absent)");
-  fake.timestamps_started = 1;
-  return GPU_OK;
-}
-static const char *t_library_path(void) { return fake.timestamps_started ? "(fake)" : ""; }
-static gpu_status t_push(uint64_t id) {
-  if (S.n_tags == 64) return gpu_set_error(GPU_ERR_INVALID, "fakePush: too deep");
-  S.tags[S.n_tags++] = id;
-  log_op(FAKE_OP_PUSH, NULL)->tag = id;
-  return GPU_OK;
-}
-static gpu_status t_pop(void) {
-  if (S.n_tags == 0) return gpu_set_error(GPU_ERR_INVALID, "fakePop: nothing pushed");
-  log_op(FAKE_OP_POP, NULL);
-  S.n_tags--;
-  return GPU_OK;
-}
-static gpu_status t_trace_all_api(void) {
-  fake.trace_all_api = 1;
-  return GPU_OK;
-}
-static gpu_status t_flush(void) {
-  fake.timestamp_flushes++;
-  return GPU_OK;
-}
-static gpu_status t_flush_until(uint64_t last_id) { return t_flush(); }
-static void t_flush_counts(unsigned long *plain, unsigned long *forced) {
-  *plain = (unsigned long)fake.timestamp_flushes;
-  *forced = 0;
-}
-static void t_set_marker(const char *prefix) { snprintf(fake.marker, sizeof fake.marker, "%s", prefix ? prefix : ""); }
-static void t_discard(void) { S.n_recs = 0; }
-static double t_clipped_ns(void) { return S.clipped_ns; }
-
-static int cmp_rec(const void *a, const void *b) {
-  const ts_rec *x = a, *y = b;
-  if (x->id != y->id) return (x->id > y->id) - (x->id < y->id);
-  return (x->start > y->start) - (x->start < y->start);
-}
-
-static gpu_status t_collect(uint64_t first_id, size_t n, double *kernel_ns, int *kernels, int *incomplete) {
-  for (size_t i = 0; i < n; i++) kernel_ns[i] = 0, kernels[i] = 0, incomplete[i] = 0;
-  qsort(S.recs, S.n_recs, sizeof *S.recs, cmp_rec);
-  unsigned long long covered = 0;
-  for (size_t i = 0; i < S.n_recs; i++) {
-    const ts_rec *r = &S.recs[i];
-    if (r->id < first_id || r->id - first_id >= n) continue;
-    if (i == 0 || r->id != S.recs[i - 1].id) covered = 0;
-    size_t s = (size_t)(r->id - first_id);
-    if (r->start == 0) { /* no timestamps: counted apart, as cupti.c does */
-      incomplete[s]++;
-      continue;
-    }
-    double part = tb_clip_next(&covered, r->start, r->end);
-    S.clipped_ns += (double)(r->end - r->start) - part;
-    kernel_ns[s] += part;
-    kernels[s]++;
-  }
-  S.n_recs = 0;
-  return GPU_OK;
-}
-
-static gpu_status t_collect_groups(uint64_t first_id, size_t groups, size_t per, double *kernel_ns, int *kernels,
-                                   int *incomplete) {
-  size_t total = groups * per;
-  for (size_t i = 0; i < 2 * total; i++) kernel_ns[i] = 0, kernels[i] = 0, incomplete[i] = 0;
-  qsort(S.recs, S.n_recs, sizeof *S.recs, cmp_rec);
-  int *marks = malloc((S.n_recs ? S.n_recs : 1) * sizeof *marks);
-  long *sample_of = malloc((S.n_recs ? S.n_recs : 1) * sizeof *sample_of);
-  if (marks == NULL || sample_of == NULL) abort();
-  for (size_t i = 0; i < S.n_recs;) {
-    uint64_t id = S.recs[i].id;
-    size_t j = i;
-    int broken = 0; /* a record without timestamps spoils its whole launch, as in cupti.c */
-    while (j < S.n_recs && S.recs[j].id == id) {
-      marks[j - i] = S.recs[j].marker;
-      broken |= S.recs[j].start == 0;
-      j++;
-    }
-    if (id >= first_id && id - first_id < groups) {
-      size_t g = (size_t)(id - first_id);
-      if (broken || tb_split_samples(marks, j - i, per, sample_of) != 0) {
-        for (size_t s = 0; s < per; s++) incomplete[g * per + s] = 1;
-      } else {
-        unsigned long long covered = 0;
-        for (size_t r = i; r < j; r++) {
-          size_t at = g * per + (size_t)sample_of[r - i] + (S.recs[r].marker ? total : 0);
-          double part = tb_clip_next(&covered, S.recs[r].start, S.recs[r].end);
-          S.clipped_ns += (double)(S.recs[r].end - S.recs[r].start) - part;
-          kernel_ns[at] += part;
-          kernels[at]++;
-        }
-      }
-    }
-    i = j;
-  }
-  free(marks);
-  free(sample_of);
-  S.n_recs = 0;
-  return GPU_OK;
-}
-
-static const gpu_timestamps fake_timestamps = {
-  .name = "fake",
-  .start = t_start,
-  .library_path = t_library_path,
-  .push = t_push,
-  .pop = t_pop,
-  .trace_all_api = t_trace_all_api,
-  .flush = t_flush,
-  .flush_until = t_flush_until,
-  .flush_counts = t_flush_counts,
-  .collect = t_collect,
-  .set_marker = t_set_marker,
-  .collect_groups = t_collect_groups,
-  .discard = t_discard,
-  .clipped_ns = t_clipped_ns,
-};
 
 static const gpu_backend fake_gpu = {
   .name = "fake",
@@ -749,7 +614,7 @@ static const gpu_backend fake_gpu = {
   .capture_end_events = f_capture_end_events,
   .graph_set_event = f_graph_set_event,
   .tensormap_encode = f_tensormap_encode,
-  .timestamps = &fake_timestamps,
+  .timestamps = &fake_timestamps_table,
   .native_context = f_native_context,
   .native_stream = f_native_stream,
 };
@@ -768,7 +633,7 @@ void fake_reset(void) {
   free(S.alloc_bytes);
   free(S.objects);
   free(S.graphs);
-  free(S.recs);
+  fake_ts_reset();
   free(fake.ops);
   registered keep[32];
   size_t n_keep = S.n_modules;

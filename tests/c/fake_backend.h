@@ -14,9 +14,9 @@
  *   - streams, events, stream capture and graph replay: every operation is appended to fake.ops
  *     in the order it ran (captured ones once as FAKE_OP_CAPTURED, then again at each replay), so
  *     a test asserts the order (eviction before each run, event layout of graph groups);
- *   - kernel timestamps (gpu_backend.timestamps, "fake"): every executed kernel leaves a record
- *     [start, end) tagged with the id pushed around its launch (a graph launch's id for its
- *     kernels, as CUPTI does), collected like CUPTI's (union of intervals, markers);
+ *   - kernel timestamps (gpu_backend.timestamps, "fake": fake_timestamps.c): every executed kernel
+ *     leaves a record [start, end) tagged with the id pushed around its launch (a graph launch's
+ *     id for its kernels, as CUPTI does), collected like CUPTI's (union of intervals, markers);
  *   - a compiler (gpu_backend.compiler, "fakecc", arch "fake"): rtc_compile of any source named
  *     <program> yields an image that loads as the table registered under <program> with
  *     fake_register_module (host kernels: "host/kernels/verify.cu", ...); a source containing
