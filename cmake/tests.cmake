@@ -7,6 +7,13 @@
 # Every test gets TILEBENCH (the binary), TILEBENCH_HOME (the source tree) and a private cache.
 set(TB_TEST_ENV "TILEBENCH=$<TARGET_FILE:tilebench>" "TILEBENCH_HOME=${CMAKE_SOURCE_DIR}"
     "TILEBENCH_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache" "TB_BUILD_DIR=${CMAKE_BINARY_DIR}")
+if(TILEBENCH_SANITIZE)
+  # A crash the tests cause on purpose (a worker's segfault) must stay a SIGSEGV, as it is in a
+  # normal build; every sanitizer report ends the process with a failure.
+  list(APPEND TB_TEST_ENV "TB_SANITIZE=1" "ASAN_OPTIONS=handle_segv=0:detect_leaks=1"
+       "UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1"
+       "LSAN_OPTIONS=suppressions=${CMAKE_SOURCE_DIR}/tests/lsan.supp:print_suppressions=0")
+endif()
 
 # The fake backend (tests/c/fake_backend.h): a host-memory gpu_backend every C test may use.
 add_library(tbfake STATIC ${CMAKE_SOURCE_DIR}/tests/c/fake_backend.c ${CMAKE_SOURCE_DIR}/tests/c/fake_timestamps.c)
@@ -63,3 +70,10 @@ foreach(cfg ${TB_OPERATOR_CONFIGS})
            WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
   set_tests_properties(compile_${op} PROPERTIES ENVIRONMENT "${TB_TEST_ENV}" LABELS compile TIMEOUT 900)
 endforeach()
+
+# The bounded fuzz run (tests/fuzz/fuzz.lua): YAML loader, config validation, expression
+# evaluator, journal reader. $TB_FUZZ_SECONDS (default 10) bounds it; CI runs it longer in the
+# sanitizer build (.ci/run).
+add_test(NAME fuzz COMMAND tilebench script ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz.lua
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(fuzz PROPERTIES ENVIRONMENT "${TB_TEST_ENV}" LABELS fuzz TIMEOUT 900)

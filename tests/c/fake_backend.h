@@ -34,6 +34,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "gpu/gpu.h"
 
@@ -51,7 +52,10 @@ typedef struct fake_launch {
 } fake_launch;
 
 /* The argument values, read as the kernel's code would (no type check). */
-#define FAKE_ARG(l, i, type) (*(const type *)(l)->args[i])
+/* read through memcpy: a launch's argument pointers need not be aligned for their type (the
+ * driver copies them too); a plain load there is undefined behaviour (UBSan reports it) */
+#define FAKE_ARG(l, i, type) \
+  (__extension__({ type fake_arg_; memcpy(&fake_arg_, (l)->args[i], sizeof fake_arg_); fake_arg_; }))
 #define FAKE_PTR(l, i, type) ((type *)(uintptr_t)FAKE_ARG(l, i, gpu_ptr))
 
 typedef struct fake_kernel {

@@ -54,7 +54,8 @@ static void explicit_directory_first(void) {
   void *h = gpu_dlopen_first(names, found, sizeof found);
   CHECK(h != NULL, "%s", gpu_last_error());
   CHECK(strcmp(found, probe) == 0, "found '%s', expected '%s'", found, probe);
-  if (h) dlclose(h);
+  /* h stays open: NVRTC carries its own C++ runtime, whose start-up allocation LeakSanitizer
+   * reports as a leak once the library is unloaded (the sanitizer build in CI) */
 }
 
 static void backend_without_driver(void) {
