@@ -362,7 +362,8 @@ static int l_module_get(lua_State *L) {
   const gpu_backend *b = gpu_backend_get();
   gpu_status st = b->function_get(&f->fn, m->module, name);
   if (st == GPU_ERR_INVALID)
-    return luaL_error(L, "kernel '%s' not found in module %s: %s", name, m->origin, gpu_last_error());
+    return tb_raise(L, st, gpu_last_error_api(), "kernel '%s' not found in module %s: %s", name, m->origin,
+                    gpu_last_error());
   tb_check_gpu(L, st);
   tb_check_gpu(L, b->function_attrs(f->fn, &f->attrs));
   check_signature(L, f, m->origin);
