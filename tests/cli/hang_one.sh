@@ -22,7 +22,7 @@ check() { # description, command...
 col() { # csv, n, column -> value
   awk -F, -v n="n=$2" -v c="$3" 'NR==1 {for (i=1;i<=NF;i++) col[$i]=i; next} $1==n {print $col[c]}' "$1"
 }
-limit=3     # --case-timeout: each implementation's limit (no protocol timeout is set)
+limit=5     # --case-timeout: each implementation's limit (no protocol timeout is set)
 each=0.25   # what each good implementation takes
 start=$(date +%s.%N)
 TILEBENCH_RESULTS_DIR="$work" TB_FAKE_IMPL_SLEEP=$each "$TB" run --operator broken_hang_one --cases first \
