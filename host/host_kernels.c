@@ -37,6 +37,44 @@ static int is_header(const char *name) {
   return n > 4 && strcmp(name + n - 4, ".cuh") == 0;
 }
 
+/* Whether text has a line `#include "name"` (spaces allowed around '#'; the preprocessor is not
+ * run, so an include under #if 0 still counts: never too few headers). */
+static int includes(const char *text, const char *name) {
+  size_t n = strlen(name);
+  for (const char *line = text; line != NULL;) {
+    const char *p = line, *end = strchr(line, '\n');
+    line = end ? end + 1 : NULL;
+    while (*p == ' ' || *p == '\t') p++;
+    if (*p++ != '#') continue;
+    while (*p == ' ' || *p == '\t') p++;
+    if (strncmp(p, "include", 7) != 0) continue;
+    p += 7;
+    while (*p == ' ' || *p == '\t') p++;
+    if (*p == '"' && strncmp(p + 1, name, n) == 0 && p[1 + n] == '"') return 1;
+  }
+  return 0;
+}
+
+int host_kernel_headers(const char *source, rtc_header *headers, int max) {
+  int n = 0;
+  for (int added = 1; added;) { /* until no header adds another: headers include headers */
+    added = 0;
+    for (const struct tb_embedded_source *s = tb_embedded_sources; s->name; s++) {
+      if (!is_header(s->name) || n == max) continue;
+      int have = 0, wanted = includes(source, s->name);
+      for (int i = 0; i < n; i++) {
+        if (strcmp(headers[i].name, s->name) == 0) have = 1;
+        else if (!wanted && includes(headers[i].source, s->name)) wanted = 1;
+      }
+      if (wanted && !have) {
+        headers[n++] = (rtc_header){s->name, s->text};
+        added = 1;
+      }
+    }
+  }
+  return n;
+}
+
 /* Compiles and loads host/kernels/<file> once. */
 static gpu_status host_module(const gpu_backend *b, const char *arch, const char *file, gpu_module **out) {
   for (int i = 0; i < n_host_modules; i++)
@@ -52,9 +90,7 @@ static gpu_status host_module(const gpu_backend *b, const char *arch, const char
     return gpu_set_error(GPU_ERR_INVALID, "host kernel '%s': too many host kernel files or name too long", file);
 
   rtc_header headers[MAX_HOST_HEADERS];
-  int n_headers = 0;
-  for (const struct tb_embedded_source *s = tb_embedded_sources; s->name; s++)
-    if (is_header(s->name) && n_headers < MAX_HOST_HEADERS) headers[n_headers++] = (rtc_header){s->name, s->text};
+  int n_headers = host_kernel_headers(source, headers, MAX_HOST_HEADERS);
   char program[160];
   snprintf(program, sizeof program, "host/kernels/%s", file);
   rtc_result r;

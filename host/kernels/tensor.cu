@@ -1,6 +1,6 @@
 /* tensor.cu: tb.tensor's device code: the seeded generator behind rand / randn / randint, and a
  * pattern fill behind full / fill and tb.verify.poison's int64 minimum (tb_fill_pattern, the
- * host's one fill kernel). Self-contained (only the CUDA fp16/bf16/fp8 headers).
+ * host's one fill kernel). Dtypes from tb_host.cuh.
  *
  * Generator: Philox4x32-10 (Salmon et al., SC'11; Random123's constants and round order, checked
  * against its known-answer vectors in tests/gpu/tensor.lua). key = the 64-bit seed, counter =
@@ -19,13 +19,7 @@
  *
  * Kernels: tb_rand_<f>, tb_randn_<f> for f in fp32 fp16 bf16 fp8_e4m3;
  *          tb_randint_<d> for every dtype; tb_fill_pattern. */
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_fp8.h>
-
-typedef unsigned long long u64;
-typedef long long i64;
-typedef unsigned int u32;
+#include "tb_host.cuh" // u64, i64, u32 and the dtype traits dt_*
 
 __device__ __forceinline__ uint4 philox4x32_10(u64 counter, u32 stream, u64 seed) {
   u32 c0 = (u32)counter, c1 = (u32)(counter >> 32), c2 = stream, c3 = 0u;
@@ -43,61 +37,6 @@ __device__ __forceinline__ uint4 philox4x32_10(u64 counter, u32 stream, u64 seed
   }
   return make_uint4(c0, c1, c2, c3);
 }
-
-/* ---- dtypes: each stores raw bits (an unsigned integer of its size) ------------------------ */
-template <typename B> struct sign_magnitude {
-  /* One ulp toward -Inf / +Inf for sign-magnitude encodings (all our float formats). */
-  static __device__ __forceinline__ B down(B b) {
-    const B sign = (B)((B)1 << (sizeof(B) * 8 - 1));
-    if ((B)(b & (B)~sign) == 0) return (B)(sign | 1);
-    return (b & sign) ? (B)(b + 1) : (B)(b - 1);
-  }
-  static __device__ __forceinline__ B up(B b) {
-    const B sign = (B)((B)1 << (sizeof(B) * 8 - 1));
-    if ((B)(b & (B)~sign) == 0) return (B)1;
-    return (b & sign) ? (B)(b - 1) : (B)(b + 1);
-  }
-};
-
-struct dt_fp32 : sign_magnitude<u32> {
-  typedef u32 bits;
-  static __device__ __forceinline__ bits from_float(float v) { return __float_as_uint(v); }
-  static __device__ __forceinline__ bits from_int(i64 r) { return __float_as_uint(__ll2float_rn(r)); }
-  static __device__ __forceinline__ double value(bits b) { return (double)__uint_as_float(b); }
-};
-struct dt_fp16 : sign_magnitude<unsigned short> {
-  typedef unsigned short bits;
-  static __device__ __forceinline__ bits from_float(float v) { return __half_as_ushort(__float2half_rn(v)); }
-  static __device__ __forceinline__ bits from_int(i64 r) { return __half_as_ushort(__double2half((double)r)); }
-  static __device__ __forceinline__ double value(bits b) { return (double)__half2float(__ushort_as_half(b)); }
-};
-struct dt_bf16 : sign_magnitude<unsigned short> {
-  typedef unsigned short bits;
-  static __device__ __forceinline__ bits from_float(float v) { return __bfloat16_as_ushort(__float2bfloat16_rn(v)); }
-  static __device__ __forceinline__ bits from_int(i64 r) { return __bfloat16_as_ushort(__double2bfloat16((double)r)); }
-  static __device__ __forceinline__ double value(bits b) { return (double)__bfloat162float(__ushort_as_bfloat16(b)); }
-};
-struct dt_fp8_e4m3 : sign_magnitude<unsigned char> {
-  typedef unsigned char bits;
-  static __device__ __forceinline__ bits from_float(float v) {
-    return (bits)__nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E4M3);
-  }
-  static __device__ __forceinline__ bits from_int(i64 r) {
-    return (bits)__nv_cvt_double_to_fp8((double)r, __NV_SATFINITE, __NV_E4M3);
-  }
-  static __device__ __forceinline__ double value(bits b) {
-    __half_raw h = __nv_cvt_fp8_to_halfraw((__nv_fp8_storage_t)b, __NV_E4M3);
-    return (double)__half2float(__half(h));
-  }
-};
-template <typename I, typename B> struct dt_int {
-  typedef B bits;
-  static __device__ __forceinline__ bits from_int(i64 r) { return (bits)(I)r; }
-};
-typedef dt_int<signed char, unsigned char> dt_int8;
-typedef dt_int<unsigned char, unsigned char> dt_uint8;
-typedef dt_int<int, u32> dt_int32;
-typedef dt_int<i64, u64> dt_int64;
 
 /* ---- generators: value(i) for one element, chunk(first, out) for 4 aligned elements --------- */
 template <typename D> struct gen_rand {

@@ -1,5 +1,5 @@
 /* verify.cu: tb.verify's device code: one pass comparing an output with its reference.
- * Self-contained (only the CUDA fp16/bf16/fp8 headers).
+ * Dtypes from tb_host.cuh.
  *
  * Rule per element: |out - ref| <= atol + rtol*|ref| in double; NaN matches only NaN; an Inf
  * matches only the same Inf; integers with exact != 0 compare as int64 (no rounding). max_abs and
@@ -13,13 +13,7 @@
  *
  * Kernels: tb_compare_<out>_<ref> for equal dtypes and every pair of float dtypes;
  *          tb_compare_finish. (The int64 poison is tensor.cu's tb_fill_pattern.) */
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_fp8.h>
-
-typedef unsigned long long u64;
-typedef long long i64;
-typedef unsigned int u32;
+#include "tb_host.cuh" // u64, i64, u32 and the dtype traits dt_*
 
 #define TB_COMPARE_THREADS 256
 #define TB_COMPARE_ROUNDS 2 /* vector slots per thread per tile */
@@ -28,39 +22,10 @@ struct tb_mismatch { u64 index, got, expected; };   /* got/expected: double bits
 struct tb_compare_header { u64 mismatches, max_abs, max_rel, nfirst; }; /* maxima: double bits */
 /* Result buffer: header | first[K] | block_count[G] (u32, padded to 8 bytes) | block lists[G][K]. */
 
-/* ---- dtypes --------------------------------------------------------------------------------- */
-struct dt_fp32 {
-  typedef u32 bits; enum { is_float = 1 };
-  static __device__ __forceinline__ double real(bits b) { return (double)__uint_as_float(b); }
-};
-struct dt_fp16 {
-  typedef unsigned short bits; enum { is_float = 1 };
-  static __device__ __forceinline__ double real(bits b) { return (double)__half2float(__ushort_as_half(b)); }
-};
-struct dt_bf16 {
-  typedef unsigned short bits; enum { is_float = 1 };
-  static __device__ __forceinline__ double real(bits b) { return (double)__bfloat162float(__ushort_as_bfloat16(b)); }
-};
-struct dt_fp8_e4m3 {
-  typedef unsigned char bits; enum { is_float = 1 };
-  static __device__ __forceinline__ double real(bits b) {
-    return (double)__half2float(__half(__nv_cvt_fp8_to_halfraw((__nv_fp8_storage_t)b, __NV_E4M3)));
-  }
-};
-template <typename I, typename B> struct dt_int {
-  typedef B bits; enum { is_float = 0 };
-  static __device__ __forceinline__ i64 integer(bits b) { return (i64)(I)b; }
-  static __device__ __forceinline__ double real(bits b) { return (double)(I)b; }
-};
-typedef dt_int<signed char, unsigned char> dt_int8;
-typedef dt_int<unsigned char, unsigned char> dt_uint8;
-typedef dt_int<int, u32> dt_int32;
-typedef dt_int<i64, u64> dt_int64;
-
 /* What a report stores for a value: the double's bits, or the integer itself. */
 template <typename D, int F = D::is_float> struct report_bits;
 template <typename D> struct report_bits<D, 1> {
-  static __device__ __forceinline__ u64 of(typename D::bits b) { return (u64)__double_as_longlong(D::real(b)); }
+  static __device__ __forceinline__ u64 of(typename D::bits b) { return (u64)__double_as_longlong(D::value(b)); }
 };
 template <typename D> struct report_bits<D, 0> {
   static __device__ __forceinline__ u64 of(typename D::bits b) { return (u64)D::integer(b); }
@@ -89,7 +54,7 @@ template <typename DO, typename DR>
 __device__ __forceinline__ bool mismatch(typename DO::bits o, typename DR::bits r, double atol,
                                          double rtol, int exact, stats &s) {
   if (exact && exact_eq<DO, DR>::eq(o, r)) return false;
-  const double a = DO::real(o), b = DR::real(r);
+  const double a = DO::value(o), b = DR::value(r);
   if (!exact && a == b) return false; /* also equal infinities and +-0 */
   if (isnan(a) || isnan(b)) return !(isnan(a) && isnan(b));
   if (isinf(a) || isinf(b)) return true;
