@@ -146,38 +146,71 @@ local function timer_opts(protocol, override)
   return o
 end
 
--- Protocol for autotune candidates: a short budget with the same timer.
-local AUTOTUNE_BUDGET = { mode = "adaptive", min_time = 0.01, timeout = 1.0, max_noise = 0.02 }
+-- The autotune search (tilebench.search) over the valid candidates of one implementation at one
+-- case. A candidate `valid` rejects is never built (nor compiled: the precompile phase applies
+-- the same check); one whose kernel failed to compile in the precompile phase (at, an item's
+-- `autotune` field: {search = mode, seeds = {impl -> {config strings}}, compile_failed = {impl ->
+-- {config string -> first lines of the log}}}) is recorded with that log and not tried again.
+-- The screen is a fixed measurement of a few samples (no adaptive stopping) under the case's
+-- protocol otherwise; the finalists get the full protocol, and the best finalist's measurement
+-- is the row's. Returns best = {cfg, res} | nil, tried (entries in trial order), search record,
+-- fatal.
+local SCREEN = { mode = "fixed", warmup = 2, timeout = 1.0 }
+M.SCREEN = SCREEN
 
-local function autotune(op, case, spec, ins, refs, ctx, protocol)
-  local tried, best = {}, nil
+local function autotune(op, case, spec, impl, ins, refs, ctx, item)
+  local at = item.autotune or {}
+  local failed = (at.compile_failed or {})[impl] or {}
+  local tried, cands = {}, {}
   for _, cfg in ipairs(M.candidates(spec)) do
-    local entry = { config = M.config_string(cfg) }
-    tried[#tried + 1] = entry
+    local key = M.config_string(cfg)
     if spec.valid and not spec.valid(case, cfg) then
-      entry.status, entry.reason = "skipped", "not valid for this case"
+      -- excluded before compilation: listed, never built
+      tried[#tried + 1] = { config = key, status = "skipped", reason = "not valid for this case" }
+    elseif failed[key] then
+      tried[#tried + 1] = { config = key, status = "failed", reason = "compile: " .. failed[key] }
     else
-      local okrun, ok, plan, _, report = pcall(build_and_check, op, case, spec, cfg, ins, refs, ctx)
-      if not okrun then
-        local status, reason, fatal = M.classify_error(ok)
-        entry.status, entry.reason = status, reason
-        if fatal then return nil, tried, { status = status, reason = reason, fatal = true } end
-      elseif not ok then
-        entry.status, entry.reason = "wrong", mismatch_reason(report)
-      else
-        local okt, res = pcall(measure, plan, timer_opts(protocol, AUTOTUNE_BUDGET))
-        if not okt then
-          local status, reason, fatal = M.classify_error(res)
-          entry.status, entry.reason = status, reason
-          if fatal then return nil, tried, { status = status, reason = reason, fatal = true } end
-        else
-          entry.status, entry.ms = "ok", res.median
-          if best == nil or res.median < best.ms then best = { cfg = cfg, ms = res.median } end
-        end
-      end
+      cands[#cands + 1] = { key = key, cfg = cfg }
     end
   end
-  return best, tried
+  local verified, results = {}, {}
+  local function attempt(cand, topts, note)
+    local ok, res = pcall(function()
+      local okv, plan, _, report = build_and_check(op, case, spec, cand.cfg, ins, refs, ctx)
+      if not okv then return { wrong = mismatch_reason(report) } end
+      verified[cand.key] = report
+      return { res = measure(plan, topts, note) }
+    end)
+    if not ok then
+      local status, reason, fatal = M.classify_error(res)
+      return nil, { status = status, reason = reason, fatal = fatal }
+    end
+    if res.wrong then return nil, { status = "wrong", reason = res.wrong } end
+    return res.res
+  end
+  local rec = require("tilebench.search").run(cands, {
+    mode = at.search, seeds = (at.seeds or {})[impl],
+    screen = function(cand, samples)
+      local res, err = attempt(cand, timer_opts(item.protocol, timer_opts(SCREEN, { ["repeat"] = samples })))
+      return res and res.median, err
+    end,
+    full = function(cand)
+      local note = {}
+      local res, err = attempt(cand, timer_opts(item.protocol), note)
+      if res then results[cand.key] = { res = res, clock_note = note.clock_note } end
+      return res and res.median, err
+    end,
+  })
+  for _, key in ipairs(rec.order) do
+    local e = rec.entries[key]
+    tried[#tried + 1] = { config = key, status = e.status, reason = e.reason, ms = e.ms,
+                          screen_ms = e.screen_ms, screen_samples = e.screen_samples,
+                          finalist = e.finalist, seed = e.seed }
+  end
+  local won = rec.best and results[rec.best.key]
+  local best = won and { cfg = rec.best.cfg, res = won.res, clock_note = won.clock_note,
+                         report = verified[rec.best.key] }
+  return best, tried, rec, rec.fatal and { status = rec.fatal.status, reason = rec.fatal.reason }
 end
 
 local function new_row(item, op, case, impl)
@@ -258,9 +291,11 @@ function M.run_item(item, on_row, on_ready)
         end
       end
       local cfg = spec.default or {}
+      local res
       if row.mode == "autotune" and spec.space and next(spec.space) then
-        local best, tried, fatal = autotune(op, case, spec, ins, refs, ctx, item.protocol)
+        local best, tried, rec, fatal = autotune(op, case, spec, row.impl, ins, refs, ctx, item)
         row.autotune = tried
+        row.search = require("tilebench.search").summary(rec)
         if fatal then
           row.status, row.reason, row.fatal = fatal.status, fatal.reason, true
           return
@@ -273,15 +308,26 @@ function M.run_item(item, on_row, on_ready)
           return
         end
         cfg = best.cfg
+        -- the winner's full-protocol measurement (it was verified before it was timed)
+        res, row.verify, row.clock_note = best.res, best.report, best.clock_note
+        row.config = M.config_string(cfg)
+      else
+        local failed = ((item.autotune or {}).compile_failed or {})[row.impl]
+        local why = failed and failed[M.config_string(cfg)]
+        if why then
+          -- the precompile phase already tried this kernel: its log, not a second compile
+          row.status, row.reason, row.error_class = "failed", "compile: " .. why, "compile"
+          return
+        end
+        row.config = M.config_string(cfg)
+        local okv, plan, _, report = build_and_check(op, case, spec, cfg, ins, refs, ctx)
+        row.verify = report
+        if not okv then
+          row.status, row.reason = "wrong", mismatch_reason(report)
+          return
+        end
+        res = measure(plan, timer_opts(item.protocol), row)
       end
-      row.config = M.config_string(cfg)
-      local okv, plan, _, report = build_and_check(op, case, spec, cfg, ins, refs, ctx)
-      row.verify = report
-      if not okv then
-        row.status, row.reason = "wrong", mismatch_reason(report)
-        return
-      end
-      local res = measure(plan, timer_opts(item.protocol), row)
       row.ms = res.median
       row.stats = res
       row.samples, row.events_ms = res.samples, res.events_ms

@@ -1,0 +1,146 @@
+-- search.lua: the autotune search over an implementation's valid candidates, with no GPU in it
+-- (the runner hands it the measurements as functions, the specs hand it synthetic ones).
+--
+-- "halving" (the default) is successive halving: every candidate is screened with a short fixed
+-- measurement (a few samples, no adaptive stopping); the best 1/eta survive to a screen with eta
+-- times the samples, and so on until `finalists` remain or the screening budget (samples summed
+-- over every screen) would be exceeded; only the finalists get the full protocol. Seeds (the
+-- winner of a neighbouring case, or of an earlier run) are screened first and are always
+-- finalists. "exhaustive" gives every candidate the full protocol: the reference the halving
+-- search is measured against (bench/autotune/agreement.sh).
+local M = {}
+
+M.MODES = { "halving", "exhaustive" }
+M.DEFAULTS = { finalists = 3, eta = 3, screen_samples = 5, budget = 3000 }
+
+-- The samples a halving search of n candidates screens at most (first screen plus the rounds
+-- that follow, each eta times the samples on 1/eta of the candidates), under the budget.
+function M.planned_samples(n, o)
+  o = o or M.DEFAULTS
+  local total, alive, s = 0, n, math.max(1, math.min(o.screen_samples, o.budget // math.max(1, n)))
+  while alive > 0 do
+    if total > 0 and total + alive * s > o.budget then break end
+    total = total + alive * s
+    if math.ceil(alive / o.eta) <= o.finalists then break end
+    alive, s = math.ceil(alive / o.eta), s * o.eta
+  end
+  return total
+end
+
+local function by_ms(a, b)
+  if a.ms ~= b.ms then return a.ms < b.ms end
+  return a.order < b.order -- ties: the candidate's own order (seeds first)
+end
+
+-- cands: list of {key = config string, cfg = config} (the valid ones, in space order).
+-- opts: mode ("halving"|"exhaustive"), seeds (list of keys), finalists, eta, screen_samples,
+-- budget, and the measurements:
+--   screen(cand, samples) -> ms | nil, err       a short fixed measurement of `samples` samples
+--   full(cand)            -> ms | nil, err       the full protocol
+-- err = {status =, reason =, fatal = bool}: a fatal error (the GPU context is lost) ends the
+-- search at once. Returns a record:
+--   {mode, best = cand | nil, ms, entries = {key -> entry}, order = {keys in trial order},
+--    screened = n, finalists = {keys}, budget = samples allowed, spent = samples screened,
+--    rounds = n, fatal = err | nil}
+-- where each entry is {config, status ("ok" or the error's), reason, screen_ms, screen_samples,
+-- ms (full protocol, finalists only), seed = true | nil}.
+function M.run(cands, opts)
+  opts = opts or {}
+  local o = {}
+  for k, v in pairs(M.DEFAULTS) do o[k] = opts[k] or v end
+  local mode = opts.mode or "halving"
+  local rec = { mode = mode, entries = {}, order = {}, screened = 0, finalists = {}, spent = 0,
+                rounds = 0, budget = mode == "halving" and o.budget or nil }
+  -- Trial order: the seeds that are candidates first (in the seeds' order), then the rest.
+  local list, seen, seeded = {}, {}, {}
+  for _, k in ipairs(opts.seeds or {}) do seeded[k] = true end
+  for _, k in ipairs(opts.seeds or {}) do
+    for _, c in ipairs(cands) do
+      if c.key == k and not seen[k] then seen[k] = true; list[#list + 1] = c end
+    end
+  end
+  for _, c in ipairs(cands) do
+    if not seen[c.key] then seen[c.key] = true; list[#list + 1] = c end
+  end
+  local alive = {}
+  for i, c in ipairs(list) do
+    local e = { config = c.key, seed = seeded[c.key] or nil }
+    rec.entries[c.key] = e
+    rec.order[i] = c.key
+    alive[#alive + 1] = { cand = c, entry = e, order = i }
+  end
+
+  local function fail(e, err)
+    e.status, e.reason = err and err.status or "failed", err and err.reason or "no time"
+    if err and err.fatal then rec.fatal = err end
+  end
+
+  local finals
+  if mode == "exhaustive" then
+    finals = alive
+  else
+    -- The first screen fits the budget too (down to one sample a candidate).
+    local samples = math.max(1, math.min(o.screen_samples, o.budget // math.max(1, #alive)))
+    while #alive > 0 do
+      if rec.rounds > 0 and rec.spent + #alive * samples > o.budget then break end
+      rec.rounds = rec.rounds + 1
+      local kept = {}
+      for _, a in ipairs(alive) do
+        local ms, err = opts.screen(a.cand, samples)
+        rec.spent = rec.spent + samples
+        if ms then
+          a.ms, a.entry.screen_ms, a.entry.screen_samples = ms, ms, samples
+          kept[#kept + 1] = a
+        else
+          fail(a.entry, err)
+          if rec.fatal then return rec end
+        end
+      end
+      if rec.rounds == 1 then rec.screened = #alive end
+      table.sort(kept, by_ms)
+      alive = kept
+      -- a round that would keep no more than the finalists is the full protocol's job
+      if math.ceil(#alive / o.eta) <= o.finalists then break end
+      local keep = math.ceil(#alive / o.eta)
+      local survivors, n = {}, 0
+      for _, a in ipairs(alive) do
+        if n < keep or a.entry.seed then survivors[#survivors + 1] = a; n = n + 1 end
+      end
+      alive = survivors
+      samples = samples * o.eta
+    end
+    finals = {}
+    local n = 0
+    for _, a in ipairs(alive) do
+      if n < o.finalists or a.entry.seed then finals[#finals + 1] = a; n = n + 1 end
+    end
+  end
+
+  for _, a in ipairs(finals) do
+    rec.finalists[#rec.finalists + 1] = a.cand.key
+    a.entry.finalist = true
+    local ms, err = opts.full(a.cand)
+    if ms then
+      a.entry.status, a.entry.ms = "ok", ms
+      if not rec.best or ms < rec.ms then rec.best, rec.ms = a.cand, ms end
+    else
+      fail(a.entry, err)
+      if rec.fatal then return rec end
+    end
+  end
+  if mode == "exhaustive" then rec.screened = #finals end
+  -- Screened but not a finalist: ok at the screen, left out of the full protocol.
+  for _, e in pairs(rec.entries) do
+    if not e.status and e.screen_ms then e.status = "screened" end
+  end
+  return rec
+end
+
+-- The record in the short form a row carries (row.search; raw results and, through
+-- search_summary, the CSV).
+function M.summary(rec)
+  return { mode = rec.mode, screened = rec.screened, finalists = rec.finalists, budget = rec.budget,
+           spent = rec.spent, rounds = rec.rounds }
+end
+
+return M

@@ -1,0 +1,141 @@
+-- search: successive halving and the exhaustive search over synthetic timings (no GPU): the best
+-- candidate survives the screens, the screening budget is respected, seeds are tried first and
+-- always reach the full protocol, failures are recorded per candidate, a fatal error stops it.
+local search = require("tilebench.search")
+
+-- n candidates with true times t(i); a screen of s samples sees the time with noise that shrinks
+-- as 1/s (deterministic), the full protocol sees the true time.
+local function setup(n, t, noise)
+  local cands, truth = {}, {}
+  for i = 1, n do
+    local key = "C=" .. i
+    cands[i] = { key = key, cfg = { C = i } }
+    truth[key] = t(i)
+  end
+  local calls = { screen = {}, full = {}, samples = 0 }
+  local opts = {
+    screen = function(c, samples)
+      calls.screen[#calls.screen + 1] = c.key
+      calls.samples = calls.samples + samples
+      local wobble = noise and (((#c.key * 7919 + samples * 104729 + #calls.screen) % 11) - 5) / 100 / samples or 0
+      return truth[c.key] * (1 + wobble)
+    end,
+    full = function(c)
+      calls.full[#calls.full + 1] = c.key
+      return truth[c.key]
+    end,
+  }
+  return cands, opts, calls, truth
+end
+
+describe("search.run halving", function()
+  it("keeps the best candidate through every screen and times only the finalists fully", function()
+    -- a bumpy landscape: the minimum (C=37) is not at an end
+    local cands, opts, calls = setup(100, function(i) return i == 37 and 0.5 or 2 + ((i * 37) % 101) / 100 end, true)
+    local rec = search.run(cands, opts)
+    assert.equal("C=37", rec.best.key)
+    assert.equal(100, rec.screened)
+    assert.equal(3, #rec.finalists)
+    assert.equal(3, #calls.full)
+    assert.is_true(rec.rounds >= 3)
+    assert.equal("ok", rec.entries["C=37"].status)
+    assert.is_true(rec.entries["C=37"].finalist)
+    local screened_only = 0
+    for _, e in pairs(rec.entries) do if e.status == "screened" then screened_only = screened_only + 1 end end
+    assert.equal(97, screened_only)
+  end)
+
+  it("respects the screening budget", function()
+    local cands, opts, calls = setup(100, function(i) return i end)
+    opts.budget = 700
+    local rec = search.run(cands, opts)
+    assert.is_true(calls.samples <= 700, "spent " .. calls.samples)
+    assert.equal(calls.samples, rec.spent)
+    assert.equal(700, rec.budget)
+    assert.equal("C=1", rec.best.key)
+    -- a budget under one sample per candidate still screens every candidate once
+    cands, opts, calls = setup(50, function(i) return i end)
+    opts.budget, opts.screen_samples = 20, 5
+    rec = search.run(cands, opts)
+    assert.equal(50, rec.screened)
+    assert.equal(50, calls.samples)
+    -- the unbounded plan is what planned_samples says
+    for _, n in ipairs({ 1, 4, 10, 100, 1050 }) do
+      cands, opts = setup(n, function(i) return i end)
+      rec = search.run(cands, opts)
+      assert.equal(search.planned_samples(n), rec.spent, "n=" .. n)
+      assert.is_true(rec.spent <= search.DEFAULTS.budget)
+    end
+  end)
+
+  it("tries the seed first and keeps it among the finalists", function()
+    local cands, opts, calls = setup(30, function(i) return i end) -- the seed is the slowest
+    opts.seeds = { "C=30", "not-a-candidate" }
+    local rec = search.run(cands, opts)
+    assert.equal("C=30", calls.screen[1])
+    assert.equal("C=30", rec.order[1])
+    assert.is_true(rec.entries["C=30"].seed)
+    local finals = {}
+    for _, k in ipairs(rec.finalists) do finals[k] = true end
+    assert.is_true(finals["C=30"])
+    assert.is_true(finals["C=1"])
+    assert.equal("C=1", rec.best.key)
+  end)
+
+  it("records failures per candidate and keeps going; a fatal one stops the search", function()
+    local cands, opts = setup(10, function(i) return i end)
+    local screen = opts.screen
+    opts.screen = function(c, s)
+      if c.key == "C=1" then return nil, { status = "wrong", reason = "off by one" } end
+      return screen(c, s)
+    end
+    local rec = search.run(cands, opts)
+    assert.equal("wrong", rec.entries["C=1"].status)
+    assert.equal("off by one", rec.entries["C=1"].reason)
+    assert.equal("C=2", rec.best.key)
+    opts.screen = function(c, s)
+      if c.key == "C=3" then return nil, { status = "failed", reason = "illegal address", fatal = true } end
+      return screen(c, s)
+    end
+    rec = search.run(cands, opts)
+    assert.is_nil(rec.best)
+    assert.equal("illegal address", rec.fatal.reason)
+  end)
+
+  it("a full-protocol failure of a finalist leaves the next best", function()
+    local cands, opts = setup(10, function(i) return i end)
+    local full = opts.full
+    opts.full = function(c) if c.key == "C=1" then return nil, { status = "timeout", reason = "slow" } end return full(c) end
+    local rec = search.run(cands, opts)
+    assert.equal("C=2", rec.best.key)
+    assert.equal("timeout", rec.entries["C=1"].status)
+  end)
+end)
+
+describe("search.run exhaustive", function()
+  it("gives every candidate the full protocol and no screen", function()
+    local cands, opts, calls = setup(12, function(i) return (i - 7) ^ 2 + 1 end)
+    opts.mode = "exhaustive"
+    local rec = search.run(cands, opts)
+    assert.equal(0, #calls.screen)
+    assert.equal(12, #calls.full)
+    assert.equal("C=7", rec.best.key)
+    assert.equal(12, rec.screened)
+    assert.equal(12, #rec.finalists)
+    assert.is_nil(rec.budget)
+  end)
+  it("agrees with halving on the winner when the screens are exact", function()
+    for _, n in ipairs({ 1, 2, 5, 66, 108 }) do
+      local t = function(i) return 1 + ((i * 53) % 97) / 97 end
+      local c1, o1 = setup(n, t)
+      local c2, o2 = setup(n, t)
+      o2.mode = "exhaustive"
+      assert.equal(search.run(c2, o2).best.key, search.run(c1, o1).best.key, "n=" .. n)
+    end
+  end)
+  it("an empty candidate list finds nothing", function()
+    local rec = search.run({}, { screen = error, full = error })
+    assert.is_nil(rec.best)
+    assert.equal(0, rec.screened)
+  end)
+end)
