@@ -107,6 +107,7 @@ function M.kernel_path(dir, file)
 end
 
 local modules = {} -- per process: compile key -> module
+local failures = {} -- per process: compile key -> the error it raised (the source does not change)
 
 local function define_list(defines)
   local keys = {}
@@ -124,6 +125,7 @@ function M.compile(dir, file, defines, options, load)
     .. (load == false and "|noload" or "")
   local m = modules[key]
   if m then return m end
+  if failures[key] then error(failures[key], 0) end
   local fh, err = io.open(path, "rb")
   if not fh then error(string.format("kernel source %s: %s", path, err), 0) end
   local src = fh:read("a")
@@ -136,7 +138,8 @@ function M.compile(dir, file, defines, options, load)
   end
   local mod, log = kernel.compile(src, opts)
   if not mod then
-    error(errors.new("compile", string.format("%s does not compile:\n%s", path, tostring(log))), 0)
+    failures[key] = errors.new("compile", string.format("%s does not compile:\n%s", path, tostring(log)))
+    error(failures[key], 0)
   end
   modules[key] = mod
   return mod

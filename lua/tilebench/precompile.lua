@@ -7,6 +7,7 @@
 local opmod = require("tilebench.operator")
 local context = require("tilebench.context")
 local runner = require("tilebench.runner")
+local sys = require("tb.sys")
 
 local M = {}
 
@@ -22,7 +23,7 @@ function M.units(items)
     local key = it.operator .. "|" .. it.dtype .. "|" .. tostring(case.id) .. "|" .. it.mode
     if not seen[key] then
       seen[key] = true
-      units[#units + 1] = { op = op, case = case, dtype = it.dtype }
+      units[#units + 1] = { op = op, case = case, dtype = it.dtype, case_index = it.case_index }
       local ctx = context.new(op, case, { compile_only = true })
       for _, impl in ipairs(it.impls or op.impls) do
         local spec = op.module.implementations[impl]
@@ -30,7 +31,8 @@ function M.units(items)
           local cfgs = it.mode == "autotune" and runner.candidates(spec) or { spec.default or {} }
           for _, cfg in ipairs(cfgs) do
             if not spec.valid or spec.valid(case, cfg) then
-              units[#units + 1] = { op = op, case = case, dtype = it.dtype, impl = impl, cfg = cfg }
+              units[#units + 1] = { op = op, case = case, dtype = it.dtype, impl = impl, cfg = cfg,
+                                    case_index = it.case_index }
             end
           end
         end
@@ -46,8 +48,29 @@ function M.describe(u)
   return string.format("%s %s %s %s", u.op.name, u.dtype, tostring(u.case.id), what)
 end
 
--- Compiles one unit's plan. Returns the number of kernels its plan has, or nil and the error
--- (also when the plan is not a step list, or a step names a kernel its source does not define).
+-- The kernel group of a unit: the same implementation and configuration at every case of an
+-- operator and dtype. Where no define carries a size (docs/KERNELS.md) a group is one kernel, so
+-- a group goes to one process: a kernel that fails is compiled (and fails) once there, and its
+-- later cases get the remembered error (context.compile).
+function M.group_key(u)
+  return string.format("%s|%s|%s|%s", u.op.name, u.dtype, u.impl or "reference",
+    u.impl and runner.config_string(u.cfg) or "")
+end
+
+-- Which of n processes compiles each unit: whole groups, dealt out in order of appearance.
+function M.assign(units, n)
+  local of, g, out = {}, 0, {}
+  for i, u in ipairs(units) do
+    local key = M.group_key(u)
+    if not of[key] then g = g + 1; of[key] = (g - 1) % n + 1 end
+    out[i] = of[key]
+  end
+  return out
+end
+
+-- Compiles one unit's plan. Returns the number of kernels its plan has and the list of their
+-- {key, cached} (cached: read from the disk cache), or nil and the error (also when the plan is
+-- not a step list, or a step names a kernel its source does not define).
 function M.compile_unit(u)
   local ctx = context.new(u.op, u.case, { compile_only = true })
   local ok, res = xpcall(function()
@@ -60,20 +83,137 @@ function M.compile_unit(u)
       steps = u.op.module.reference(u.case, ins, outs, ctx)
     end
     if type(steps) ~= "table" then error("plan returned " .. type(steps), 0) end
-    local n = 0
+    local n, keys = 0, {}
     for i, step in ipairs(steps) do
       if step.fn then
         if type(step.fn) ~= "table" or not step.fn.compiled then
           error(string.format("step %d has no compiled kernel", i), 0)
         end
         n = n + 1
+        local m = step.fn.compiled
+        if type(m) == "table" or type(m) == "userdata" then
+          local okk, key = pcall(function() return m.key end)
+          if okk and key then keys[#keys + 1] = { key = tostring(key), cached = m.from_cache == true } end
+        end
       end
     end
-    return n
+    return { n = n, keys = keys }
   end, function(e) return debug.traceback(tostring(e), 2) end) -- a tb.error (compile) as its text
   ctx:close()
-  if ok then return res end
+  if ok then return res.n, res.keys end
   return nil, tostring(res)
+end
+
+-- ---- in parallel ------------------------------------------------------------------------------
+-- A child's share (the units assign() gives process k of n), one line per unit on out:
+-- "unit\t<i>\t<key>:<c|h>,..." or "fail\t<i>\t<error on one line>", then "done".
+function M.run_part(units, k, n, out)
+  local mine = M.assign(units, n)
+  for i, u in ipairs(units) do
+    if mine[i] == k then
+      local nk, keys = M.compile_unit(u)
+      if nk then
+        local parts = {}
+        for j, kk in ipairs(keys) do parts[j] = kk.key .. ":" .. (kk.cached and "h" or "c") end
+        out:write("unit\t", i, "\t", table.concat(parts, ","), "\n")
+      else
+        local err = keys
+        if not os.getenv("TILEBENCH_TRACEBACK") then err = err:gsub("\nstack traceback:.*", "") end
+        out:write("fail\t", i, "\t", (err:gsub("%s+", " ")), "\n")
+      end
+      out:flush()
+    end
+  end
+  out:write("done\n")
+  out:flush()
+end
+
+-- The first lines of a compile error (a row's reason; the whole log stays in the summary).
+function M.first_lines(text, n)
+  local out = {}
+  for l in tostring(text):gmatch("[^\n]+") do
+    out[#out + 1] = l
+    if #out >= (n or 3) then break end
+  end
+  return table.concat(out, " | ")
+end
+
+-- Compiles units in `jobs` child processes: argv_of(k, n) is child k's command line (it runs
+-- run_part on the same units). opts: unit_timeout (seconds a child may go without finishing a
+-- unit before it is killed; its unfinished units are left to the run's workers), on_progress
+-- (finished, total), on_fail(unit, error). Returns a summary: {plans, done, failed_plans,
+-- kernels (distinct), compiled, cached, jobs, seconds, failures = {i -> error}, problems =
+-- {messages}, groups_failed = {{operator, dtype, impl, config, cases, log}}}.
+function M.parallel(units, jobs, argv_of, opts)
+  opts = opts or {}
+  local t0 = sys.monotonic()
+  jobs = math.max(1, math.min(jobs, #units))
+  local procs = {}
+  for k = 1, jobs do
+    procs[k] = { p = sys.spawn(argv_of(k, jobs), { stderr = "pipe" }), k = k, last = sys.monotonic() }
+  end
+  local sum = { plans = #units, done = 0, failed_plans = 0, jobs = jobs, failures = {}, problems = {},
+                kernels = 0, compiled = 0, cached = 0 }
+  local keys, finished, live = {}, 0, #procs
+  local limit = opts.unit_timeout or 300
+  while live > 0 do
+    for _, c in ipairs(procs) do
+      if not c.ended then
+        local line, why = c.p:read_line(0.02)
+        if line then
+          c.last = sys.monotonic()
+          local kind, i, rest = line:match("^(%a+)\t?(%d*)\t?(.*)$")
+          i = tonumber(i)
+          if kind == "unit" and i then
+            sum.done, finished = sum.done + 1, finished + 1
+            for key, how in rest:gmatch("([^,:]+):([ch])") do
+              if keys[key] ~= "c" then keys[key] = how end
+            end
+          elseif kind == "fail" and i then
+            sum.failed_plans, finished = sum.failed_plans + 1, finished + 1
+            sum.failures[i] = rest
+            if opts.on_fail then opts.on_fail(units[i], rest) end
+          elseif kind == "done" then
+            c.done = true
+          end
+          if opts.on_progress and (kind == "unit" or kind == "fail") then opts.on_progress(finished, #units) end
+        elseif why == "eof" or sys.monotonic() - c.last > limit then
+          if why ~= "eof" then c.p:kill("KILL") end
+          local how, code = c.p:wait()
+          if not c.done or how ~= "exit" or code ~= 0 then
+            sum.problems[#sum.problems + 1] = string.format("compile process %d/%d %s before finishing:\n%s", c.k,
+              jobs, why == "eof" and string.format("ended (%s %s)", tostring(how), tostring(code))
+                or string.format("made no progress for %g s and was killed", limit), c.p:stderr_tail(10))
+          end
+          c.p:close()
+          c.ended, live = true, live - 1
+        end
+      end
+    end
+  end
+  for _, how in pairs(keys) do
+    sum.kernels = sum.kernels + 1
+    if how == "c" then sum.compiled = sum.compiled + 1 else sum.cached = sum.cached + 1 end
+  end
+  -- Failures once per group (an implementation and configuration, every case it failed at).
+  local groups, order = {}, {}
+  for i = 1, #units do
+    local err = sum.failures[i]
+    if err then
+      local u = units[i]
+      local gk = M.group_key(u)
+      if not groups[gk] then
+        groups[gk] = { operator = u.op.name, dtype = u.dtype, impl = u.impl or "reference",
+                       config = u.impl and runner.config_string(u.cfg) or "", cases = 0, log = err }
+        order[#order + 1] = gk
+      end
+      groups[gk].cases = groups[gk].cases + 1
+    end
+  end
+  sum.groups_failed = {}
+  for _, gk in ipairs(order) do sum.groups_failed[#sum.groups_failed + 1] = groups[gk] end
+  sum.seconds = sys.monotonic() - t0
+  return sum
 end
 
 return M

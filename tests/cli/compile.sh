@@ -25,13 +25,13 @@ expect() { # status, pattern, args...
 }
 cd "$HOME_DIR"
 # vector_add, first case of each of its 4 dtypes: a reference and a default plan each.
-expect 0 "^compiled 8 plans \(8 kernels\) of 8 in .* with 2 processes; 0 failed" --operator vector_add --cases first --jobs 2
+expect 0 "^compiled 8 plans \(8 kernels: 8 compiled, 0 cached\) of 8 in .* with 2 processes; 0 failed" --operator vector_add --cases first --jobs 2
 n=$(ls "$TILEBENCH_CACHE_DIR" | wc -l)
 if [ "$n" -lt 2 ]; then echo "FAIL the cache holds $n files"; fail=1; else echo "ok   the cache holds $n files"; fi
-expect 0 "^compiled 8 plans .* 0 failed" --operator vector_add --cases first --jobs 3
+expect 0 "^compiled 8 plans \(8 kernels: 0 compiled, 8 cached\) .* 0 failed" --operator vector_add --cases first --jobs 3
 [ "$(ls "$TILEBENCH_CACHE_DIR" | wc -l)" -eq "$n" ] && echo "ok   nothing new compiled" || { echo "FAIL recompiled"; fail=1; }
 # --autotune: the reference plus every valid candidate (fp32, last case: 32 candidates)
-expect 0 "^compiled 33 plans \(33 kernels\) of 33 .* 0 failed" --operator vector_add --dtype fp32 --cases last --autotune --jobs 2
+expect 0 "^compiled 33 plans \(17 kernels: 15 compiled, 2 cached\) of 33 .* 0 failed" --operator vector_add --dtype fp32 --cases last --autotune --jobs 2
 # A kernel source that does not compile: named, exit 1, the rest compiled.
 mkdir -p "$work/ops"
 cp -r tests/fixtures/operators/broken_oob_write "$work/ops/broken_compile"

@@ -33,90 +33,47 @@ M.usage = "usage: tilebench compile [CAMPAIGN.lua] [--operator A,B] [--autotune]
   .. "candidate, as plans made for an H200. Kernels land in the NVRTC cache ($TILEBENCH_CACHE_DIR).\n\n"
   .. "options:\n" .. options.help(M.spec) .. "\n"
 
-local function cpu_count()
+function M.cpu_count()
   local f = io.popen("getconf _NPROCESSORS_ONLN 2>/dev/null")
   local n = f and tonumber(f:read("l") or "")
   if f then f:close() end
   return math.max(1, math.floor(n or 1))
 end
 
--- A child: compiles its share and writes one line per failure and a last "done" line.
-local function run_part(units, k, n)
-  local pre = require("tilebench.precompile")
-  local out = sys.claim_stdout() -- drivers and print() go to stderr; this channel stays clean
-  local kernels, done = 0, 0
-  for i = k, #units, n do
-    local nk, err = pre.compile_unit(units[i])
-    if nk then
-      kernels, done = kernels + nk, done + 1
-    else
-      if not os.getenv("TILEBENCH_TRACEBACK") then err = err:gsub("\nstack traceback:.*", "") end
-      out:write("fail\t", pre.describe(units[i]), "\t", (err:gsub("%s+", " ")), "\n")
-    end
-    out:write("unit\t", i, "\n")
-    out:flush()
-  end
-  out:write(string.format("done\t%d\t%d\n", done, kernels))
-  out:flush()
-  return 0
-end
-
 function M.run(args)
   local opts, pos = options.parse(args, M.spec, "compile")
   local run = require("tilebench.cmd.run")
   local _, items, _, _, broken = run.plan(opts, pos)
-  local units = require("tilebench.precompile").units(items)
+  local pre = require("tilebench.precompile")
+  local units = pre.units(items)
   if opts.part then
     local k, n = opts.part:match("^(%d+)/(%d+)$")
     k, n = tonumber(k), tonumber(n)
     if not k or k < 1 or k > n then options.usage_error("option --part: want K/N with 1 <= K <= N") end
-    return run_part(units, k, n)
+    pre.run_part(units, k, n, sys.claim_stdout()) -- drivers and print() go to stderr
+    return 0
   end
   -- An operator that does not load is a failure of the command; the others still compile.
   for _, b in ipairs(broken) do io.stderr:write("FAIL ", b.operator, ": failed to load: ", b.error, "\n") end
   if #units == 0 and #broken == 0 then options.usage_error("compile: nothing to compile (no case matches)") end
-  local jobs = math.min(opts.jobs or cpu_count(), #units)
-  local t0 = sys.monotonic()
-  local procs = {}
-  for k = 1, jobs do
+  local tty = not opts.quiet and sys.isatty(2)
+  local sum = pre.parallel(units, opts.jobs or M.cpu_count(), function(k, n)
     local argv = { sys.exe(), "compile" }
     for _, a in ipairs(args) do argv[#argv + 1] = a end
     argv[#argv + 1] = "--part"
-    argv[#argv + 1] = string.format("%d/%d", k, jobs)
-    procs[k] = sys.spawn(argv, { stderr = "pipe" })
-  end
-  local failures, done, kernels, finished, problems = {}, 0, 0, 0, {}
-  for k, p in ipairs(procs) do
-    local got_done = false
-    while true do
-      local line = p:read_line()
-      if not line then break end
-      local kind, a, b = line:match("^(%a+)\t([^\t]*)\t?(.*)$")
-      if kind == "fail" then
-        failures[#failures + 1] = a .. ": " .. b
-        if not opts.quiet then io.stderr:write("FAIL ", a, ": ", b, "\n") end
-      elseif kind == "unit" then
-        finished = finished + 1
-        if not opts.quiet and sys.isatty(2) then
-          io.stderr:write(string.format("\r%d/%d plans", finished, #units))
-        end
-      elseif kind == "done" then
-        done, kernels, got_done = done + tonumber(a), kernels + tonumber(b), true
-      end
-    end
-    local how, code = p:wait()
-    if not got_done or how ~= "exit" or code ~= 0 then
-      problems[#problems + 1] = string.format("compile process %d/%d ended (%s %s) before finishing:\n%s", k, jobs,
-        tostring(how), tostring(code), p:stderr_tail(10))
-    end
-    p:close()
-  end
-  if not opts.quiet and sys.isatty(2) then io.stderr:write("\n") end
+    argv[#argv + 1] = string.format("%d/%d", k, n)
+    return argv
+  end, {
+    on_fail = function(u, err) if not opts.quiet then io.stderr:write("FAIL ", pre.describe(u), ": ", err, "\n") end end,
+    on_progress = tty and function(k, n) io.stderr:write(string.format("\r%d/%d plans", k, n)) end or nil,
+  })
+  local failures, problems, jobs, done = sum.failed_plans, sum.problems, sum.jobs, sum.done
+  if tty then io.stderr:write("\n") end
   for _, msg in ipairs(problems) do io.stderr:write(msg, "\n") end
-  io.write(string.format("compiled %d plans (%d kernels) of %d in %.1f s with %d processes; %d failed\n", done,
-    kernels, #units, sys.monotonic() - t0, jobs, #failures))
+  io.write(string.format("compiled %d plans (%d kernels: %d compiled, %d cached) of %d in %.1f s with %d processes; %d failed\n",
+    done, sum.kernels, sum.compiled, sum.cached, #units, sum.seconds, jobs, failures))
   if #broken > 0 then io.write(string.format("%d operator%s did not load\n", #broken, #broken == 1 and "" or "s")) end
-  return (#failures == 0 and #problems == 0 and #broken == 0) and 0 or 1
+  return (failures == 0 and #problems == 0 and #broken == 0) and 0 or 1
 end
 
 return M
