@@ -19,7 +19,11 @@ function M.units(items)
   for _, it in ipairs(items) do
     local op = ops[it.operator] or opmod.load(it.operator)
     ops[it.operator] = op
-    local case = it._case
+    -- the worker's own case table (a resumed run's stored items carry none)
+    local case = it._case or opmod.cases_of(op, it.dtype)[it.case_index]
+    if not case then
+      error(string.format("%s: no case %s for dtype %s", it.operator, tostring(it.case_index), tostring(it.dtype)), 0)
+    end
     local key = it.operator .. "|" .. it.dtype .. "|" .. tostring(case.id) .. "|" .. it.mode
     if not seen[key] then
       seen[key] = true
@@ -119,7 +123,8 @@ function M.run_part(units, k, n, out)
       else
         local err = keys
         if not os.getenv("TILEBENCH_TRACEBACK") then err = err:gsub("\nstack traceback:.*", "") end
-        out:write("fail\t", i, "\t", (err:gsub("%s+", " ")), "\n")
+        -- one line on the pipe: newlines travel as \n (the parent restores them), tabs as spaces
+        out:write("fail\t", i, "\t", (err:gsub("\\", "\\\\"):gsub("\r?\n", "\\n"):gsub("[\t\r]", " ")), "\n")
       end
       out:flush()
     end
@@ -133,7 +138,7 @@ function M.first_lines(text, n)
   local out = {}
   for l in tostring(text):gmatch("[^\n]+") do
     out[#out + 1] = l
-    if #out >= (n or 3) then break end
+    if #out >= (n or 4) then break end
   end
   return table.concat(out, " | ")
 end
@@ -171,6 +176,7 @@ function M.parallel(units, jobs, argv_of, opts)
             end
           elseif kind == "fail" and i then
             sum.failed_plans, finished = sum.failed_plans + 1, finished + 1
+            rest = rest:gsub("\\(.)", function(c) return c == "n" and "\n" or c end)
             sum.failures[i] = rest
             if opts.on_fail then opts.on_fail(units[i], rest) end
           elseif kind == "done" then
@@ -214,6 +220,79 @@ function M.parallel(units, jobs, argv_of, opts)
   for _, gk in ipairs(order) do sum.groups_failed[#sum.groups_failed + 1] = groups[gk] end
   sum.seconds = sys.monotonic() - t0
   return sum
+end
+
+-- Items handed to compile processes through a file (`tilebench compile --items FILE`): the
+-- wire form (no private fields), read back with the shape a planned item has.
+function M.write_items(path, items)
+  local wire = {}
+  for i, it in ipairs(items) do
+    local w = {}
+    for k, v in pairs(it) do if type(k) ~= "string" or k:sub(1, 1) ~= "_" then w[k] = v end end
+    wire[i] = w
+  end
+  local ok, err = sys.write_atomic(path, require("tilebench.json").encode({ items = wire }) .. "\n")
+  if not ok then error(err, 0) end
+end
+
+function M.read_items(path)
+  local util = require("tilebench.util")
+  local fh, err = io.open(path, "rb")
+  if not fh then return nil, string.format("cannot open %s: %s", path, err) end
+  local rec = require("tilebench.json").decode(fh:read("a"))
+  fh:close()
+  if type(rec) ~= "table" or type(rec.items) ~= "table" then return nil, path .. ": not an item list" end
+  for i, it in ipairs(rec.items) do
+    if type(it) ~= "table" or not util.is_name(it.operator) or not util.is_name(it.mode)
+       or type(it.dtype) ~= "string" or math.type(it.case_index) ~= "integer" or type(it.impls) ~= "table" then
+      return nil, string.format("%s: item %d is not a work item", path, i)
+    end
+  end
+  return rec.items
+end
+
+-- The precompile phase of `tilebench run`: compiles every kernel items will need (references,
+-- default configurations, every valid autotune candidate) in `jobs` processes before anything is
+-- timed, so the workers load them from the cache and no compile time counts in a case's limit.
+-- o: jobs, quiet, arch (the device's; the phase compiles for context.compile_arch with H200
+-- figures, so on another architecture it would fill the cache with kernels the run cannot use,
+-- and is skipped), unit_timeout. Returns the summary of parallel() with its units, or nil and
+-- why it was skipped.
+function M.phase(items, o)
+  if o.arch and o.arch ~= context.compile_arch then
+    return nil, string.format("the device is %s; the precompile phase compiles for %s", tostring(o.arch),
+      context.compile_arch)
+  end
+  local units = M.units(items)
+  if #units == 0 then return nil, "nothing to compile" end
+  local path = os.tmpname()
+  M.write_items(path, items)
+  local tty = not o.quiet and sys.isatty(2)
+  local ok, sum = pcall(M.parallel, units, o.jobs, function(k, n)
+    return { sys.exe(), "compile", "--items", path, "--part", string.format("%d/%d", k, n) }
+  end, {
+    unit_timeout = o.unit_timeout,
+    on_progress = tty and function(k, n) io.stderr:write(string.format("\r  precompile: %d/%d plans", k, n)) end or nil,
+  })
+  os.remove(path)
+  if not ok then error(sum, 0) end
+  if tty then io.stderr:write("\n") end
+  sum.units = units
+  return sum
+end
+
+-- The phase's record for provenance.json (no unit tables).
+function M.record(sum)
+  return { seconds = sum.seconds, jobs = sum.jobs, plans = sum.plans, plans_done = sum.done,
+           plans_failed = sum.failed_plans, kernels = sum.kernels, compiled = sum.compiled, cached = sum.cached,
+           failed = #sum.groups_failed, failures = sum.groups_failed, problems = sum.problems }
+end
+
+function M.summary_line(sum)
+  return string.format("precompile: %d plans (%d kernels: %d compiled, %d cached) in %.1f s with %d processes; %d failed%s",
+    sum.plans, sum.kernels, sum.compiled, sum.cached, sum.seconds, sum.jobs, sum.failed_plans,
+    #sum.groups_failed > 0 and string.format(" (%d kernel group%s)", #sum.groups_failed,
+      #sum.groups_failed == 1 and "" or "s") or "")
 end
 
 return M

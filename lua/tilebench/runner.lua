@@ -158,45 +158,41 @@ end
 local SCREEN = { mode = "fixed", warmup = 2, timeout = 1.0 }
 M.SCREEN = SCREEN
 
-local function autotune(op, case, spec, impl, ins, refs, ctx, item)
+-- The precompile phase's log for impl in cfg at item's case, or nil (item.autotune.compile_failed).
+function M.compile_failure(item, impl, cfg)
+  local failed = ((item.autotune or {}).compile_failed or {})[impl]
+  return failed and failed[M.config_string(cfg)] or nil
+end
+
+-- The search over spec's candidates at case: attempt(cand, timer options, note) -> the timer's
+-- result | nil, {status, reason, fatal} builds, verifies and measures one candidate (the fake
+-- runner's is synthetic). Returns best = {cfg, res, clock_note, report} | nil, tried (entries in
+-- trial order: the excluded ones, then the search's), the search record, fatal.
+function M.search_candidates(case, spec, impl, item, protocol, attempt)
   local at = item.autotune or {}
-  local failed = (at.compile_failed or {})[impl] or {}
   local tried, cands = {}, {}
   for _, cfg in ipairs(M.candidates(spec)) do
     local key = M.config_string(cfg)
+    local why = M.compile_failure(item, impl, cfg)
     if spec.valid and not spec.valid(case, cfg) then
       -- excluded before compilation: listed, never built
       tried[#tried + 1] = { config = key, status = "skipped", reason = "not valid for this case" }
-    elseif failed[key] then
-      tried[#tried + 1] = { config = key, status = "failed", reason = "compile: " .. failed[key] }
+    elseif why then
+      tried[#tried + 1] = { config = key, status = "failed", reason = "compile: " .. why }
     else
       cands[#cands + 1] = { key = key, cfg = cfg }
     end
   end
-  local verified, results = {}, {}
-  local function attempt(cand, topts, note)
-    local ok, res = pcall(function()
-      local okv, plan, _, report = build_and_check(op, case, spec, cand.cfg, ins, refs, ctx)
-      if not okv then return { wrong = mismatch_reason(report) } end
-      verified[cand.key] = report
-      return { res = measure(plan, topts, note) }
-    end)
-    if not ok then
-      local status, reason, fatal = M.classify_error(res)
-      return nil, { status = status, reason = reason, fatal = fatal }
-    end
-    if res.wrong then return nil, { status = "wrong", reason = res.wrong } end
-    return res.res
-  end
+  local results = {}
   local rec = require("tilebench.search").run(cands, {
     mode = at.search, seeds = (at.seeds or {})[impl],
     screen = function(cand, samples)
-      local res, err = attempt(cand, timer_opts(item.protocol, timer_opts(SCREEN, { ["repeat"] = samples })))
+      local res, err = attempt(cand, timer_opts(protocol, timer_opts(SCREEN, { ["repeat"] = samples })))
       return res and res.median, err
     end,
     full = function(cand)
       local note = {}
-      local res, err = attempt(cand, timer_opts(item.protocol), note)
+      local res, err = attempt(cand, timer_opts(protocol), note)
       if res then results[cand.key] = { res = res, clock_note = note.clock_note } end
       return res and res.median, err
     end,
@@ -208,9 +204,43 @@ local function autotune(op, case, spec, impl, ins, refs, ctx, item)
                           finalist = e.finalist, seed = e.seed }
   end
   local won = rec.best and results[rec.best.key]
-  local best = won and { cfg = rec.best.cfg, res = won.res, clock_note = won.clock_note,
-                         report = verified[rec.best.key] }
+  local best = won and { cfg = rec.best.cfg, key = rec.best.key, res = won.res, clock_note = won.clock_note }
   return best, tried, rec, rec.fatal and { status = rec.fatal.status, reason = rec.fatal.reason }
+end
+
+-- The search's summary in the autotune CSV (extra columns after the standard ones, so the
+-- default-mode tables keep their layout): the chosen configuration, the candidates screened,
+-- the finalists given the full protocol, the search mode.
+function M.autotune_columns(row)
+  row.extra = row.extra or {}
+  row.extra.autotune_config = row.config
+  if row.search then
+    row.extra.autotune_search = row.search.mode
+    row.extra.autotune_screened = row.search.screened
+    row.extra.autotune_finalists = #(row.search.finalists or {})
+  end
+end
+
+-- The real attempt: build the candidate's plan into poisoned outputs, verify, then measure.
+local function autotune(op, case, spec, impl, ins, refs, ctx, item)
+  local verified = {}
+  local best, tried, rec, fatal = M.search_candidates(case, spec, impl, item, item.protocol,
+    function(cand, topts, note)
+      local ok, res = pcall(function()
+        local okv, plan, _, report = build_and_check(op, case, spec, cand.cfg, ins, refs, ctx)
+        if not okv then return { wrong = mismatch_reason(report) } end
+        verified[cand.key] = report
+        return { res = measure(plan, topts, note) }
+      end)
+      if not ok then
+        local status, reason, fatal = M.classify_error(res)
+        return nil, { status = status, reason = reason, fatal = fatal }
+      end
+      if res.wrong then return nil, { status = "wrong", reason = res.wrong } end
+      return res.res
+    end)
+  if best then best.report = verified[best.key] end
+  return best, tried, rec, fatal
 end
 
 local function new_row(item, op, case, impl)
@@ -311,9 +341,9 @@ function M.run_item(item, on_row, on_ready)
         -- the winner's full-protocol measurement (it was verified before it was timed)
         res, row.verify, row.clock_note = best.res, best.report, best.clock_note
         row.config = M.config_string(cfg)
+        M.autotune_columns(row)
       else
-        local failed = ((item.autotune or {}).compile_failed or {})[row.impl]
-        local why = failed and failed[M.config_string(cfg)]
+        local why = M.compile_failure(item, row.impl, cfg)
         if why then
           -- the precompile phase already tried this kernel: its log, not a second compile
           row.status, row.reason, row.error_class = "failed", "compile: " .. why, "compile"

@@ -22,6 +22,8 @@ local function build_spec()
   spec[#spec + 1] = { name = "jobs", type = "integer", metavar = "N", validate = positive,
                       desc = "compile in N processes at once (default: the CPUs this process may use)" }
   spec[#spec + 1] = { name = "quiet", type = "flag", desc = "print only failures and the summary" }
+  spec[#spec + 1] = { name = "items", type = "string", metavar = "FILE", hidden = true,
+                      desc = "(internal) the work items to compile, from `run`'s precompile phase" }
   spec[#spec + 1] = { name = "part", type = "string", metavar = "K/N", hidden = true,
                       desc = "(internal) compile the units k, k+N, ... and report them on stdout" }
   return spec
@@ -42,9 +44,17 @@ end
 
 function M.run(args)
   local opts, pos = options.parse(args, M.spec, "compile")
-  local run = require("tilebench.cmd.run")
-  local _, items, _, _, broken = run.plan(opts, pos)
   local pre = require("tilebench.precompile")
+  local items, broken
+  if opts.items then
+    local why
+    items, why = pre.read_items(opts.items)
+    if not items then options.usage_error("option --items: %s", why) end
+    broken = {}
+  else
+    local planned = table.pack(require("tilebench.cmd.run").plan(opts, pos))
+    items, broken = planned[2], planned[5]
+  end
   local units = pre.units(items)
   if opts.part then
     local k, n = opts.part:match("^(%d+)/(%d+)$")
@@ -64,7 +74,7 @@ function M.run(args)
     argv[#argv + 1] = string.format("%d/%d", k, n)
     return argv
   end, {
-    on_fail = function(u, err) if not opts.quiet then io.stderr:write("FAIL ", pre.describe(u), ": ", err, "\n") end end,
+    on_fail = function(u, err) if not opts.quiet then io.stderr:write("FAIL ", pre.describe(u), ": ", (err:gsub("%s+", " ")), "\n") end end,
     on_progress = tty and function(k, n) io.stderr:write(string.format("\r%d/%d plans", k, n)) end or nil,
   })
   local failures, problems, jobs, done = sum.failed_plans, sum.problems, sum.jobs, sum.done

@@ -24,6 +24,12 @@ local function run_id_ok(v)
   return false, string.format("'%s' is not a run id (one path component of [A-Za-z0-9._+-])", v)
 end
 
+-- --autotune-from: a run id (the --resume rule) or a run directory whose name is one.
+local function from_ok(v)
+  if rundir.valid_run_id(v) or rundir.valid_run_id(require("tilebench.util").basename(v)) then return true end
+  return false, string.format("'%s' is neither a run id nor a run directory", v)
+end
+
 M.spec = {
   { name = "operator", type = "list", metavar = "A,B", desc = "operators (names or categories) to run; replaces the campaign's" },
   { name = "dtype", type = "list", metavar = "D,..", desc = "only these dtypes" },
@@ -33,6 +39,13 @@ M.spec = {
   { name = "device", type = "integer", metavar = "N", desc = "CUDA device ordinal", validate = nonneg },
   { name = "mode", type = "string", choices = { "default", "autotune" }, desc = "configuration mode (default: the campaign's, else default)" },
   { name = "autotune", type = "flag", desc = "same as --mode autotune" },
+  { name = "autotune-search", type = "string", choices = { "halving", "exhaustive" },
+    desc = "autotune search: screen every valid candidate briefly and time the best few fully (halving, the default), or time every one fully (exhaustive)" },
+  { name = "autotune-from", type = "string", metavar = "RUN", validate = from_ok,
+    desc = "seed each autotune search with the winners of an earlier run (run id or run directory)" },
+  { name = "no-precompile", type = "flag", desc = "skip the precompile phase (kernels then compile in the workers, inside each case's limit)" },
+  { name = "compile-jobs", type = "integer", metavar = "N", validate = positive,
+    desc = "processes of the precompile phase (default: the CPUs this process may use)" },
   { name = "gate", type = "flag", desc = "exit 3 when any case is slow, wrong, failed or timed out" },
   { name = "gate-rho", type = "number", desc = "mark verified cases under this rho slow", validate = nonneg },
   { name = "gate-elib", type = "number", desc = "mark verified cases under this E_lib slow", validate = nonneg },
@@ -257,6 +270,13 @@ function M.run(args)
     return #broken > 0 and 1 or 0
   end
 
+  -- --autotune-from is read before anything is written: a bad one leaves no run directory.
+  local from
+  if opts["autotune-from"] then
+    local why
+    from, why = require("tilebench.autotune").read_winners(root, opts["autotune-from"], label or opts.gpu)
+    if not from then options.usage_error("option --autotune-from: %s", why) end
+  end
   -- The executor: worker processes unless --no-isolate. Its hello tells the device, so the
   -- parent learns the label without touching the GPU itself.
   -- Each implementation's own limit (the worker reports each as it finishes).
@@ -289,8 +309,9 @@ function M.run(args)
   local record = provenance.collect({ argv = arg and { [0] = arg[0], table.unpack(arg) } or stored_args,
     campaign = settings, run_id = run_id, worker = hello, label = label, shard = opts.shard,
     isolated = not opts["no-isolate"] })
-  provenance.write(run_dir .. (resumed and "/provenance-resume-" .. os.date("!%Y%m%dT%H%M%SZ") .. ".json"
-    or "/provenance.json"), record)
+  local prov_path = run_dir .. (resumed and "/provenance-resume-" .. os.date("!%Y%m%dT%H%M%SZ") .. ".json"
+    or "/provenance.json")
+  provenance.write(prov_path, record)
 
   local peaks_ok, peaks = pcall(function() return require("tilebench.peaks").load(label) end)
   if not peaks_ok then
@@ -320,6 +341,30 @@ function M.run(args)
   io.write(string.format("  results: %s\n", run_dir))
   io.stdout:flush()
 
+  -- Autotune seeds and the precompile phase (compilation is not measurement: every kernel the
+  -- items need is compiled here, in parallel, before anything is timed).
+  local seeds = require("tilebench.autotune").new({ from = from, search = opts["autotune-search"] })
+  if not opts["no-precompile"] and #todo > 0 then
+    local pre = require("tilebench.precompile")
+    local sum, skipped = pre.phase(todo, { jobs = opts["compile-jobs"] or require("tilebench.cmd.compile").cpu_count(),
+      quiet = opts.quiet, arch = hello.device and hello.device.arch })
+    if sum then
+      io.write("  ", pre.summary_line(sum), "\n")
+      for _, msg in ipairs(sum.problems) do io.stderr:write("tilebench: ", msg, "\n") end
+      for _, g in ipairs(sum.groups_failed) do
+        io.stderr:write(string.format("tilebench: %s %s %s {%s} does not compile (%d case%s): %s\n", g.operator, g.dtype,
+          g.impl, g.config, g.cases, g.cases == 1 and "" or "s", pre.first_lines(g.log)))
+      end
+      seeds:compile_failures(sum.units, sum.failures, function(e) return pre.first_lines(e) end)
+      record.precompile = pre.record(sum)
+    else
+      record.precompile = { skipped = skipped }
+      io.write("  precompile: skipped (", skipped, ")\n")
+    end
+    provenance.write(prov_path, record)
+  end
+  io.stdout:flush()
+
   -- Operators that did not load: one failed entry per mode, then the others run.
   if #broken > 0 then
     local rows = {}
@@ -340,6 +385,7 @@ function M.run(args)
       local key = it.operator .. " " .. it.mode
       local first = key ~= current_op
       current_op = key
+      seeds:prepare(it)
       progress:start(it)
       if first and not opts.quiet then
         progress:line(string.format("%s  %s  mode %s  gpu %s", it.operator, it._category or "?", it.mode, label))
@@ -347,6 +393,7 @@ function M.run(args)
       end
     end,
     on_rows = function(it, rows)
+      seeds:record(it, rows)
       if not opts.quiet then for _, r in ipairs(rows) do progress:line(row_line(r)) end end
       progress:finish(it, rows)
     end,
