@@ -88,12 +88,14 @@ function Seeds:seeds_for(it, impl)
   return out
 end
 
--- Records the kernels the precompile phase could not compile: units (precompile.units) and the
--- phase's failures {unit index -> error}.
-function Seeds:compile_failures(units, failures, first_lines)
+-- Records the kernels the precompile phase could not compile: units (precompile.units), the
+-- phase's failures {unit index -> error} and their classes. Only NVRTC's refusals (class
+-- compile) count: a plan that raised in the compile-only context (H200 figures, stand-in
+-- tensors) is left to the worker, which plans it for real.
+function Seeds:compile_failures(units, failures, classes, first_lines)
   for i, err in pairs(failures or {}) do
     local u = units[i]
-    if u and u.impl then
+    if u and u.impl and classes[i] == "compile" then
       local k = string.format("%s|%s|%s", u.op.name, u.dtype, tostring(u.case_index))
       self.failed[k] = self.failed[k] or {}
       self.failed[k][u.impl] = self.failed[k][u.impl] or {}

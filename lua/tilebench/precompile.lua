@@ -74,8 +74,10 @@ end
 
 -- Compiles one unit's plan. Returns the number of kernels its plan has and the list of their
 -- {key, cached} (cached: read from the disk cache), or nil and the error (also when the plan is
--- not a step list, or a step names a kernel its source does not define).
+-- not a step list, or a step names a kernel its source does not define) and its tb.error class
+-- ("compile" when NVRTC refused the source; nil for an error of the operator's Lua code).
 function M.compile_unit(u)
+  local class
   local ctx = context.new(u.op, u.case, { compile_only = true })
   local ok, res = xpcall(function()
     local ins = u.op.module.inputs(u.case, ctx)
@@ -102,20 +104,23 @@ function M.compile_unit(u)
       end
     end
     return { n = n, keys = keys }
-  end, function(e) return debug.traceback(tostring(e), 2) end) -- a tb.error (compile) as its text
+  end, function(e)
+    class = require("tb.error").class(e)
+    return debug.traceback(tostring(e), 2) -- a tb.error (compile) as its text
+  end)
   ctx:close()
   if ok then return res.n, res.keys end
-  return nil, tostring(res)
+  return nil, tostring(res), class
 end
 
 -- ---- in parallel ------------------------------------------------------------------------------
 -- A child's share (the units assign() gives process k of n), one line per unit on out:
--- "unit\t<i>\t<key>:<c|h>,..." or "fail\t<i>\t<error on one line>", then "done".
+-- "unit\t<i>\t<key>:<c|h>,..." or "fail\t<i>\t<error class or ->\t<error on one line>", then "done".
 function M.run_part(units, k, n, out)
   local mine = M.assign(units, n)
   for i, u in ipairs(units) do
     if mine[i] == k then
-      local nk, keys = M.compile_unit(u)
+      local nk, keys, class = M.compile_unit(u)
       if nk then
         local parts = {}
         for j, kk in ipairs(keys) do parts[j] = kk.key .. ":" .. (kk.cached and "h" or "c") end
@@ -124,7 +129,7 @@ function M.run_part(units, k, n, out)
         local err = keys
         if not os.getenv("TILEBENCH_TRACEBACK") then err = err:gsub("\nstack traceback:.*", "") end
         -- one line on the pipe: newlines travel as \n (the parent restores them), tabs as spaces
-        out:write("fail\t", i, "\t", (err:gsub("\\", "\\\\"):gsub("\r?\n", "\\n"):gsub("[\t\r]", " ")), "\n")
+        out:write("fail\t", i, "\t", class or "-", "\t", (err:gsub("\\", "\\\\"):gsub("\r?\n", "\\n"):gsub("[\t\r]", " ")), "\n")
       end
       out:flush()
     end
@@ -147,7 +152,8 @@ end
 -- run_part on the same units). opts: unit_timeout (seconds a child may go without finishing a
 -- unit before it is killed; its unfinished units are left to the run's workers), on_progress
 -- (finished, total), on_fail(unit, error). Returns a summary: {plans, done, failed_plans,
--- kernels (distinct), compiled, cached, jobs, seconds, failures = {i -> error}, problems =
+-- kernels (distinct), compiled, cached, jobs, seconds, failures = {i -> error}, classes = {i ->
+-- tb.error class}, problems =
 -- {messages}, groups_failed = {{operator, dtype, impl, config, cases, log}}}.
 function M.parallel(units, jobs, argv_of, opts)
   opts = opts or {}
@@ -157,7 +163,7 @@ function M.parallel(units, jobs, argv_of, opts)
   for k = 1, jobs do
     procs[k] = { p = sys.spawn(argv_of(k, jobs), { stderr = "pipe" }), k = k, last = sys.monotonic() }
   end
-  local sum = { plans = #units, done = 0, failed_plans = 0, jobs = jobs, failures = {}, problems = {},
+  local sum = { plans = #units, done = 0, failed_plans = 0, jobs = jobs, failures = {}, classes = {}, problems = {},
                 kernels = 0, compiled = 0, cached = 0 }
   local keys, finished, live = {}, 0, #procs
   local limit = opts.unit_timeout or 300
@@ -176,8 +182,10 @@ function M.parallel(units, jobs, argv_of, opts)
             end
           elseif kind == "fail" and i then
             sum.failed_plans, finished = sum.failed_plans + 1, finished + 1
-            rest = rest:gsub("\\(.)", function(c) return c == "n" and "\n" or c end)
+            local class, text = rest:match("^([^\t]*)\t(.*)$")
+            rest = (text or rest):gsub("\\(.)", function(c) return c == "n" and "\n" or c end)
             sum.failures[i] = rest
+            sum.classes[i] = class ~= "-" and class or nil
             if opts.on_fail then opts.on_fail(units[i], rest) end
           elseif kind == "done" then
             c.done = true

@@ -355,7 +355,7 @@ function M.run(args)
         io.stderr:write(string.format("tilebench: %s %s %s {%s} does not compile (%d case%s): %s\n", g.operator, g.dtype,
           g.impl, g.config, g.cases, g.cases == 1 and "" or "s", pre.first_lines(g.log)))
       end
-      seeds:compile_failures(sum.units, sum.failures, function(e) return pre.first_lines(e) end)
+      seeds:compile_failures(sum.units, sum.failures, sum.classes, function(e) return pre.first_lines(e) end)
       record.precompile = pre.record(sum)
     else
       record.precompile = { skipped = skipped }
