@@ -19,13 +19,15 @@ function M.units(items)
   for _, it in ipairs(items) do
     local op = ops[it.operator] or opmod.load(it.operator)
     ops[it.operator] = op
-    -- the worker's own case table (a resumed run's stored items carry none)
-    local case = it._case or opmod.cases_of(op, it.dtype)[it.case_index]
+    -- the worker's own case (a resumed run's stored items carry no table); an item whose case
+    -- the grid no longer has is left to the worker, which reports it
+    local case = it._case
     if not case then
-      error(string.format("%s: no case %s for dtype %s", it.operator, tostring(it.case_index), tostring(it.dtype)), 0)
+      local okc, c = pcall(runner.case_of, op, it)
+      case = okc and c or nil
     end
-    local key = it.operator .. "|" .. it.dtype .. "|" .. tostring(case.id) .. "|" .. it.mode
-    if not seen[key] then
+    local key = case and (it.operator .. "|" .. it.dtype .. "|" .. tostring(case.id) .. "|" .. it.mode)
+    if case and not seen[key] then
       seen[key] = true
       units[#units + 1] = { op = op, case = case, dtype = it.dtype, case_index = it.case_index }
       local ctx = context.new(op, case, { compile_only = true })
@@ -271,7 +273,8 @@ function M.phase(items, o)
     return nil, string.format("the device is %s; the precompile phase compiles for %s", tostring(o.arch),
       context.compile_arch)
   end
-  local units = M.units(items)
+  local oku, units = pcall(M.units, items)
+  if not oku then return nil, "cannot list the kernels: " .. tostring(units) end
   if #units == 0 then return nil, "nothing to compile" end
   local path = os.tmpname()
   M.write_items(path, items)
