@@ -218,12 +218,19 @@ function M.protocol_for(op, s)
 end
 
 -- The implementations a settings table runs for op, in the operator's order (baseline first).
+-- Implementations outside the default set (torch) run only when named; they come first.
 function M.impls_for(op, s)
   if not s.impls then return op.impls end
   local want, out = {}, {}
   for _, i in ipairs(s.impls) do want[i] = true end
-  for _, i in ipairs(op.impls) do if want[i] then out[#out + 1] = i end end
+  for _, i in ipairs(op.known_impls or op.impls) do if want[i] then out[#out + 1] = i end end
   return out
+end
+
+-- The case's speedup baseline: torch where it runs (TileBench's definition), else the operator's.
+function M.baseline_for(op, impls)
+  for _, i in ipairs(impls or {}) do if i == "torch" then return "torch" end end
+  return op.baseline
 end
 
 -- One resolved work item: everything a worker, a resume and a merge need, with no grid to
@@ -233,7 +240,7 @@ end
 function M.resolve_item(op, name, mode, dtype, index, c, impls, protocol, gate)
   local it = { operator = name, mode = mode, dtype = dtype, case_index = index, case_id = c.id,
                params = c.params, seed = c.seed, impls = impls, protocol = protocol, gate = gate,
-               category = op.category, baseline = op.baseline, _case = c, _category = op.category }
+               category = op.category, baseline = M.baseline_for(op, impls), _case = c, _category = op.category }
   if op.config then
     local ok, flops, bytes = pcall(require("tilebench.config").work, op.config, c)
     if ok then it.flops, it.bytes = flops, bytes else it.work_error = tostring(flops) end
@@ -270,7 +277,7 @@ function M.plan_items(s, loader)
         dtypes = op_dtypes
       end
       local impls = M.impls_for(op, s)
-      for _, i in ipairs(op.impls) do impl_seen[i] = true end
+      for _, i in ipairs(op.known_impls or op.impls) do impl_seen[i] = true end
       local spec = s.cases
       if type(spec) == "table" then spec = spec[name] or spec.default end
       local filter, ferr = M.case_filter(spec)

@@ -144,11 +144,23 @@ function M.load(name)
   local ok, mod = xpcall(chunk, M.operator_traceback(dir))
   if not ok then error(string.format("operator '%s': operator.lua failed: %s", name, mod), 0) end
   check_module(name, path, mod)
+  -- PyTorch eager, where the operator declares it (<name>_torch.py): an implementation `run`
+  -- selects by name (--impl torch), not one of the default set (op.impls), so runs without it
+  -- keep their rows; op.known_impls lists it too (tilebench/torch.lua).
+  local torch_impl = require("tilebench.torch")
+  local tspec = mod.implementations[torch_impl.NAME] == nil and torch_impl.implementation(name, dir)
+  if tspec then mod.implementations[torch_impl.NAME] = tspec end
   -- The grid is counted (and refused past its limit) now, expanded only when op.cases is read:
   -- list and show read the count and the dtypes of every operator, not its cases.
   local grid = require("tilebench.grid")
   local count, axes = grid.count(config)
-  local op = { name = name, dir = dir, config = config, module = mod, impls = impl_names(mod),
+  local known = impl_names(mod)
+  local impls = {}
+  for _, i in ipairs(known) do if not (tspec and i == torch_impl.NAME) then impls[#impls + 1] = i end end
+  if tspec then
+    known = { torch_impl.NAME, table.unpack(impls) } -- first: the speedup baseline when it runs
+  end
+  local op = { name = name, dir = dir, config = config, module = mod, impls = impls, known_impls = known,
                case_count = count, dtypes = grid.dtypes(axes), category = mod.category,
                baseline = mod.baseline }
   setmetatable(op, {__index = function(t, key)

@@ -98,13 +98,20 @@ local function mismatch_reason(report)
   return "mismatch"
 end
 
--- Runs impl with cfg once into poisoned outputs and verifies. Returns ok, plan, outs, report.
+-- Runs impl with cfg once into poisoned outputs and verifies. Returns ok, plan, outs, report,
+-- reason. A plan may come with finish(), run after the verified run and never timed: it moves
+-- what the run produced into outs (the torch implementation's returned tensors) and returns
+-- true, or false and why the result cannot be compared (wrong shape or dtype: status wrong).
 local function build_and_check(op, case, spec, cfg, ins, refs, ctx)
   local verify = require("tb.verify")
   local outs = op.module.outputs(case, ins, ctx)
   for _, t in pairs(outs) do verify.poison(t) end
-  local plan = spec.plan(case, ins, outs, cfg, ctx)
+  local plan, finish = spec.plan(case, ins, outs, cfg, ctx)
   plan:run()
+  if finish then
+    local okf, why = finish()
+    if not okf then return false, plan, outs, nil, why end
+  end
   local ok, report = verify_outputs(op, case, outs, refs)
   return ok, plan, outs, report
 end
@@ -227,8 +234,8 @@ local function autotune(op, case, spec, impl, ins, refs, ctx, item)
   local best, tried, rec, fatal = M.search_candidates(case, spec, impl, item, item.protocol,
     function(cand, topts, note)
       local ok, res = pcall(function()
-        local okv, plan, _, report = build_and_check(op, case, spec, cand.cfg, ins, refs, ctx)
-        if not okv then return { wrong = mismatch_reason(report) } end
+        local okv, plan, _, report, why = build_and_check(op, case, spec, cand.cfg, ins, refs, ctx)
+        if not okv then return { wrong = why or mismatch_reason(report) } end
         verified[cand.key] = report
         return { res = measure(plan, topts, note) }
       end)
@@ -350,10 +357,10 @@ function M.run_item(item, on_row, on_ready)
           return
         end
         row.config = M.config_string(cfg)
-        local okv, plan, _, report = build_and_check(op, case, spec, cfg, ins, refs, ctx)
+        local okv, plan, _, report, why = build_and_check(op, case, spec, cfg, ins, refs, ctx)
         row.verify = report
         if not okv then
-          row.status, row.reason = "wrong", mismatch_reason(report)
+          row.status, row.reason = "wrong", why or mismatch_reason(report)
           return
         end
         res = measure(plan, timer_opts(item.protocol), row)

@@ -41,6 +41,11 @@ function M.run(args)
       name == op.baseline and " (baseline)" or "", require("tilebench.runner").config_string(s.default),
       n, s.description and ("  " .. s.description) or ""))
   end
+  local torch_spec = op.module.implementations.torch
+  if torch_spec and #op.impls < #(op.known_impls or op.impls) then
+    io.write(string.format("    %-8s %s; runs when named (--impl torch,...), then the speedup baseline\n",
+      "torch", torch_spec.description or ""))
+  end
   if c.verify then
     io.write(string.format("  verify override: atol %s rtol %s\n", tostring(c.verify.atol), tostring(c.verify.rtol)))
   end
