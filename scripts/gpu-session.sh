@@ -3,7 +3,10 @@
 #   bash scripts/gpu-session.sh OUTDIR STAGE [STAGE...]
 # Stages: info, ctest (GPU tests, quick ones), ctest-slow (isolation, resume), ctest-all, vector_add,
 # peaks, matmul, fidelity, operators (all operators, default mode), autotune, autotune-last (the
-# last case of each dtype), smoke, examples,
+# last case of each dtype), autotune-full-cold (all operators, every case, autotune mode, from an
+# empty NVRTC cache: issue 14's target is 10 minutes), autotune-full-warm (the same again with the
+# cache autotune-full-cold filled: 5 minutes), autotune-agreement (bench/autotune/agreement.sh),
+# smoke, examples,
 # or any other string: a bash command, logged as custom1, custom2, ...
 # Expects a build in ./build (carried from the build machine). Logs go to OUTDIR/logs/, results
 # to ./results and ./peaks; OUTDIR/session.tgz bundles logs and results for the trip back.
@@ -56,14 +59,28 @@ for s in "$@"; do
     fidelity)
       stage fidelity bash bench/timing_fidelity/run.sh "$OUTDIR/fidelity" ;;
     operators)
-      ops=$(ls operators | tr '\n' ',' | sed 's/,$//')
+      ops=$(ls operators | grep -v '^_' | tr '\n' ',' | sed 's/,$//')
       stage operators "$TB" run --operator "$ops" --gpu H200 --quiet ;;
     autotune)
-      ops=$(ls operators | tr '\n' ',' | sed 's/,$//')
+      ops=$(ls operators | grep -v '^_' | tr '\n' ',' | sed 's/,$//')
       stage autotune "$TB" run --operator "$ops" --gpu H200 --autotune --quiet ;;
     autotune-last)
-      ops=$(ls operators | tr '\n' ',' | sed 's/,$//')
+      ops=$(ls operators | grep -v '^_' | tr '\n' ',' | sed 's/,$//')
       stage autotune-last "$TB" run --operator "$ops" --gpu H200 --autotune --cases last --quiet ;;
+    autotune-full-cold|autotune-full-warm)
+      # Its own cache (OUTDIR/autotune-cache): emptied for the cold stage, kept for the warm one
+      # (run cold first). Wall time in OUTDIR/<stage>.wall_s; the run's precompile line and
+      # provenance.json hold the compile phase's share.
+      ops=$(ls operators | grep -v '^_' | tr '\n' ',' | sed 's/,$//')
+      [ "$s" = autotune-full-cold ] && rm -rf "$OUTDIR/autotune-cache"
+      mkdir -p "$OUTDIR/autotune-cache"
+      t0=$(date +%s.%N)
+      TILEBENCH_CACHE_DIR=$OUTDIR/autotune-cache STAGE_TIMEOUT=${STAGE_TIMEOUT:-900} \
+        stage "$s" "$TB" run --operator "$ops" --gpu H200 --autotune --quiet
+      echo "$(date +%s.%N) $t0" | awk '{printf "%.1f\n", $1 - $2}' > "$OUTDIR/$s.wall_s"
+      grep -E "precompile:|^run .* finished|stopped" "$LOGS/$s.log" | sed 's/^/    /' >> "$summary" ;;
+    autotune-agreement)
+      STAGE_TIMEOUT=${STAGE_TIMEOUT:-3600} stage autotune-agreement bash bench/autotune/agreement.sh "$OUTDIR/agreement" ;;
     smoke)
       stage smoke "$TB" run campaigns/smoke.lua --gpu H200 ;;
     examples)
