@@ -217,6 +217,12 @@ end
 --       stream = { dtypes, min_bytes, block, stages }: where the default configuration runs the
 --                stream kernel (optional; see row_resolve) }
 -- Returns reference(case, ins, outs, ctx) (one thread per row) and the `cuda` implementation.
+-- Defines that carry a case's size: only NV (and, for TPR = 0, the TPR/BLOCK the layout picks
+-- from the row length). The row lives in registers (NV vectors per thread, loops unrolled over
+-- NV), so NV must be a compile-time constant: a run-time NV would put the row in local memory.
+-- Every other define (DTYPE, TPR, BLOCK, RPG, FULLVEC, STAGES, the operator's own) is a
+-- configuration; the point-wise and gemm families carry no size at all (docs/KERNELS.md,
+-- "Kernels and case sizes").
 function M.rowwise(t)
   local function reference(case, ins, outs, ctx)
     local rows, cols = t.rows_cols(case)

@@ -29,6 +29,11 @@ end
 -- The reference (one thread per row, rmsnorm_ref.cu) and the `cuda` implementation (rmsnorm.cu:
 -- a row per group of TPR threads held in registers, layouts from warp- to block-per-row, autotuned
 -- over TPR and BLOCK): oplib's row-wise family.
+-- Kernel defines and case size: NV (16-byte vectors per thread = cdiv(cols, TPR x VEC)) and, with
+-- TPR = 0, the layout it picks depend on the row length, so the cuda kernel is compiled once
+-- per configuration and NV, not once per configuration: the row is held in registers, whose
+-- count must be known at compile time (a register array of NV vectors, its loops unrolled). Cases with the
+-- same NV share one kernel; the reference's defines carry no size (oplib.rowwise, KERNELS.md).
 local reference, cuda = oplib.rowwise {
   name = "rmsnorm",
   description = "row in registers per TPR-thread group (warp- to block-per-row), one sum-of-squares reduction, one pass; or rows streamed through shared memory by cp.async.bulk (STAGES slots, persistent blocks; default: the operator's stream rule)",
