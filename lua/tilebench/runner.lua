@@ -228,15 +228,20 @@ function M.autotune_columns(row)
   end
 end
 
--- The real attempt: build the candidate's plan into poisoned outputs, verify, then measure.
+-- The real attempt: the first time a candidate is tried, its plan is built into poisoned
+-- outputs and verified; that plan is then measured by every screen and the full protocol (one
+-- build and one verification per candidate, however many rounds it survives).
 local function autotune(op, case, spec, impl, ins, refs, ctx, item)
-  local verified = {}
+  local verified, built = {}, {}
   local best, tried, rec, fatal = M.search_candidates(case, spec, impl, item, item.protocol,
     function(cand, topts, note)
       local ok, res = pcall(function()
-        local okv, plan, _, report, why = build_and_check(op, case, spec, cand.cfg, ins, refs, ctx)
-        if not okv then return { wrong = why or mismatch_reason(report) } end
-        verified[cand.key] = report
+        local plan = built[cand.key]
+        if not plan then
+          local okv, p, _, report, why = build_and_check(op, case, spec, cand.cfg, ins, refs, ctx)
+          if not okv then return { wrong = why or mismatch_reason(report) } end
+          verified[cand.key], built[cand.key], plan = report, p, p
+        end
         return { res = measure(plan, topts, note) }
       end)
       if not ok then

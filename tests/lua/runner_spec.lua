@@ -122,3 +122,48 @@ describe("runner.case_of", function()
     assert.matches("no case 7 for dtype fp32 %(2 cases%)", err)
   end)
 end)
+
+describe("runner.search_candidates", function()
+  local spec = { default = { A = 1, B = 1 }, space = { A = { 1, 2, 3 }, B = { 1, 2 } },
+                 valid = function(_, cfg) return not (cfg.A == 3 and cfg.B == 2) end }
+  local function attempt(log)
+    return function(cand, topts)
+      log[#log + 1] = { key = cand.key, mode = topts.mode, ["repeat"] = topts["repeat"] }
+      return { median = cand.cfg.A * 10 + cand.cfg.B }
+    end
+  end
+  it("excludes invalid candidates and the precompile phase's failures before any attempt", function()
+    local log = {}
+    local item = { autotune = { compile_failed = { cuda = { ["A=1,B=1"] = "x.cu(3): error: nope" } } } }
+    local best, tried, rec = runner.search_candidates({}, spec, "cuda", item, { mode = "adaptive" }, attempt(log))
+    assert.equal("A=1,B=2", best.key)
+    local by = {}
+    for _, t in ipairs(tried) do by[t.config] = t end
+    assert.equal("skipped", by["A=3,B=2"].status)
+    assert.equal("failed", by["A=1,B=1"].status)
+    assert.equal("compile: x.cu(3): error: nope", by["A=1,B=1"].reason)
+    for _, l in ipairs(log) do
+      assert.is_true(l.key ~= "A=3,B=2" and l.key ~= "A=1,B=1", "attempted " .. l.key)
+    end
+    assert.equal(4, rec.screened)
+    -- screens are short fixed measurements, the finalists get the case's protocol
+    assert.equal("fixed", log[1].mode)
+    assert.equal(runner.SCREEN.warmup, 2)
+    assert.equal("adaptive", log[#log].mode)
+  end)
+  it("tries the item's seed first", function()
+    local log = {}
+    local item = { autotune = { seeds = { cuda = { "A=3,B=1" } } } }
+    local _, tried = runner.search_candidates({}, spec, "cuda", item, {}, attempt(log))
+    assert.equal("A=3,B=1", log[1].key)
+    local first
+    for _, t in ipairs(tried) do if t.status ~= "skipped" then first = first or t end end
+    assert.is_true(first.seed)
+  end)
+  it("a default configuration the precompile phase failed is named by compile_failure", function()
+    local item = { autotune = { compile_failed = { cuda = { ["A=1,B=1"] = "log" } } } }
+    assert.equal("log", runner.compile_failure(item, "cuda", { B = 1, A = 1 }))
+    assert.is_nil(runner.compile_failure(item, "cuda", { A = 2, B = 1 }))
+    assert.is_nil(runner.compile_failure({}, "cuda", { A = 1, B = 1 }))
+  end)
+end)
