@@ -6,7 +6,8 @@
 # last case of each dtype), autotune-full-cold (all operators, every case, autotune mode, from an
 # empty NVRTC cache: issue 14's target is 10 minutes), autotune-full-warm (the same again with the
 # cache autotune-full-cold filled: 5 minutes), autotune-agreement (bench/autotune/agreement.sh),
-# smoke, examples,
+# smoke, examples, torch (the torch GPU test and bench/torch's cross-check table),
+# torch-operators / torch-autotune (all operators with torch, cuda and lib),
 # or any other string: a bash command, logged as custom1, custom2, ...
 # Expects a build in ./build (carried from the build machine). Logs go to OUTDIR/logs/, results
 # to ./results and ./peaks; OUTDIR/session.tgz bundles logs and results for the trip back.
@@ -81,6 +82,15 @@ for s in "$@"; do
       grep -E "precompile:|^run .* finished|stopped" "$LOGS/$s.log" | sed 's/^/    /' >> "$summary" ;;
     autotune-agreement)
       STAGE_TIMEOUT=${STAGE_TIMEOUT:-3600} stage autotune-agreement bash bench/autotune/agreement.sh "$OUTDIR/agreement" ;;
+    torch)
+      STAGE_TIMEOUT=${STAGE_TIMEOUT:-600} stage torch-test bash -c "cd build && ctest -R gpu_torch_operators --output-on-failure --timeout 600"
+      STAGE_TIMEOUT=${STAGE_TIMEOUT:-900} stage torch-crosscheck bash bench/torch/crosscheck.sh "$TB" "$ROOT/bench/results/torch" ;;
+    torch-operators)
+      ops=$(ls operators | grep -v '^_' | tr '\n' ',' | sed 's/,$//')
+      stage torch-operators "$TB" run --operator "$ops" --impl torch,cuda,lib --gpu H200 --quiet ;;
+    torch-autotune)
+      ops=$(ls operators | grep -v '^_' | tr '\n' ',' | sed 's/,$//')
+      stage torch-autotune "$TB" run --operator "$ops" --impl torch,cuda,lib --gpu H200 --autotune --quiet ;;
     smoke)
       stage smoke "$TB" run campaigns/smoke.lua --gpu H200 ;;
     examples)

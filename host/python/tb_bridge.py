@@ -4,7 +4,8 @@
 #
 #   init(sys_path_json, 0)       -> ""              sys.path of the interpreter that was probed
 #   call(desc_json, 0)           -> JSON            no torch: fn(**tensor descriptions) (CI seam test)
-#   torch_probe("", device)      -> JSON            {python, torch, torch_cuda} or {error}
+#   torch_probe("", device)      -> JSON            {python, torch, torch_cuda} or {error}; sets the device
+#   torch_versions("", 0)        -> JSON            the same without touching CUDA (provenance)
 #   make_step(desc_json, device) -> JSON            {"id": n} or {"error": ...}
 #   run(id, stream)              -> ""              or the traceback; enqueues the torch call only
 #   finish(id, stream)           -> JSON            {"ok": true} | {"wrong": reason} | {"error": ...}
@@ -100,6 +101,17 @@ def torch_probe(_s, device):
     return json.dumps(info)
 
 
+def torch_versions(_s, _n):
+    """python, torch and torch's CUDA version, without initialising CUDA (import torch is lazy)."""
+    info = {"python": "%d.%d.%d" % sys.version_info[:3]}
+    try:
+        import torch
+        info["torch"], info["torch_cuda"] = torch.__version__, torch.version.cuda
+    except Exception as e:
+        info["error"] = "torch is not installed for python %s (%s)" % (info["python"], e)
+    return json.dumps(info)
+
+
 class Step:
     def __init__(self, d, device):
         import torch
@@ -139,6 +151,9 @@ class Step:
         return s
 
     def run(self, handle):
+        # The previous result goes back to torch's cache first, so this call's result gets the
+        # same block (no allocation from the driver, which a graph capture would refuse).
+        self.result = None
         with self.torch.cuda.stream(self.stream(handle)):
             self.result = self.fn(**self.kwargs, case=self.case)
 

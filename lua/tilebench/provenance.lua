@@ -61,6 +61,7 @@ function M.collect(opts)
     gate = opts.gate or settings.gate,
     shard = opts.shard,
     isolated = opts.isolated,
+    torch = opts.torch, -- {python, torch, torch_cuda} when the run includes torch (tilebench.torch)
   }
 end
 

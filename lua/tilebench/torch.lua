@@ -9,6 +9,7 @@
 --   torch.available([device])       -> true, info | false, reason, info   (once per process)
 --       info = {python =, torch =, torch_cuda =} as far as found
 --   torch.implementation(name, dir) -> an implementation table (supports, plan), or nil
+--   torch.versions_for(impls)       -> {python, torch, torch_cuda} | {error} | nil (no torch in impls)
 local json = require("tilebench.json")
 
 local M = { NAME = "torch" }
@@ -41,6 +42,21 @@ function M.available(device)
   end
   if probed[1] then return true, probed[3] end
   return false, probed[2], probed[3]
+end
+
+-- The versions provenance.json records for a run whose implementations include torch (nil
+-- otherwise): {python, torch, torch_cuda} or {error = why}. Asked without touching CUDA (the
+-- parent of the workers never initialises it): the interpreter, `import torch`, its CUDA build.
+function M.versions_for(impls)
+  local wanted = false
+  for _, i in ipairs(impls or {}) do if i == M.NAME then wanted = true end end
+  if not wanted then return nil end
+  local py = require("tb.python")
+  local ok, why = py.available()
+  if not ok then return { error = "no python: " .. tostring(why) } end
+  local okc, out = pcall(py.call, "torch_versions", "", 0)
+  if not okc then return { python = py.info().version, error = tostring(out) } end
+  return json.decode(out)
 end
 
 local function describe_all(tensors)

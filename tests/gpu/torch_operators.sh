@@ -30,6 +30,8 @@ check() { local what=$1; shift; if "$@"; then echo "ok   $what"; else echo "FAIL
 rc=$?
 cat "$work/ops.txt"
 check "run of the 12 operators exits 0 [rc=$rc]" test $rc -eq 0
+check "provenance.json records python, torch and torch's CUDA" \
+  grep -q '"torch_cuda"' $(ls "$work"/torchcheck/runs/*/provenance.json | head -1)
 python3 - "$work/torchcheck/csv" <<'PY' || fail=1
 import csv, glob, os, sys
 bad = 0
