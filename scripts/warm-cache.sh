@@ -14,7 +14,7 @@ TB=${TILEBENCH:-./build/tilebench}
 case $CACHE in /*) ;; *) CACHE=$PWD/$CACHE ;; esac
 export TILEBENCH_CACHE_DIR=$CACHE
 mkdir -p "$TILEBENCH_CACHE_DIR"
-OPS=$(ls operators | tr '\n' ',' | sed 's/,$//')
+OPS=$(ls operators | grep -v '^_' | tr '\n' ',' | sed 's/,$//')
 JOBS=${JOBS:-$(nproc)}
 "$TB" compile --operator "$OPS" --jobs "$JOBS" --quiet
 "$TB" compile --operator "$OPS" --autotune --cases last --jobs "$JOBS" --quiet
