@@ -8,7 +8,11 @@
 # exhaustive-time-of-halving's-choice / exhaustive-best (the same run's measurements, so no
 # run-to-run noise), and writes the table to OUTDIR/agreement.md.
 # usage: bench/autotune/agreement.sh OUTDIR [OPERATOR...]   (default: every operator)
-#   env: TB (default build/tilebench), CASES (default middle), GPU_LABEL (default H200)
+#   env: TB (default build/tilebench), CASES (default middle), GPU_LABEL (default H200),
+#        CASE_TIMEOUT (default 600: the exhaustive search times ~100 candidates fully inside one
+#        implementation's limit)
+# On the device tool (10 minutes a command, a fresh OUTDIR each call) run it in chunks of
+# operators; each chunk prints its own table and summary.
 # Results go to OUTDIR/results (results/ of the tree is left alone).
 set -u
 cd "$(dirname "$0")/../.."
@@ -26,7 +30,8 @@ for op in "${ops[@]}"; do
   for search in exhaustive halving; do
     t0=$(date +%s)
     log=$OUT/$op-$search.log
-    "$TB" run --operator "$op" --autotune --autotune-search "$search" --cases "$CASES" --gpu "$LABEL" --quiet > "$log" 2>&1
+    "$TB" run --operator "$op" --autotune --autotune-search "$search" --cases "$CASES" --gpu "$LABEL" \
+      --case-timeout "${CASE_TIMEOUT:-600}" --quiet > "$log" 2>&1
     rc=$?
     id=$(sed -n 's/^run \([^ :]*\)[: ].*/\1/p' "$log" | head -1)
     echo "$op $search $id rc=$rc $(( $(date +%s) - t0 ))s" | tee -a "$runs"

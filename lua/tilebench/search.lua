@@ -6,7 +6,7 @@
 -- times the samples, and so on until `finalists` remain or the screening budget (samples summed
 -- over every screen) would be exceeded; only the finalists get the full protocol. Seeds (the
 -- winner of a neighbouring case, or of an earlier run) are screened first and are always
--- finalists. "exhaustive" gives every candidate the full protocol: the reference the halving
+-- finalists (taking a finalist's place: `finalists` in all, at least one not a seed). "exhaustive" gives every candidate the full protocol: the reference the halving
 -- search is measured against (bench/autotune/agreement.sh).
 local M = {}
 
@@ -109,10 +109,16 @@ function M.run(cands, opts)
       alive = survivors
       samples = samples * o.eta
     end
+    -- The finalists: every seed still in, and the best others up to `finalists` in all (at
+    -- least one that is not a seed), so a seed costs no extra full measurement when it is
+    -- among the best anyway.
     finals = {}
-    local n = 0
+    local seeds = 0
+    for _, a in ipairs(alive) do if a.entry.seed then seeds = seeds + 1 end end
+    local slots = math.max(1, o.finalists - seeds)
     for _, a in ipairs(alive) do
-      if n < o.finalists or a.entry.seed then finals[#finals + 1] = a; n = n + 1 end
+      if a.entry.seed then finals[#finals + 1] = a
+      elseif slots > 0 then finals[#finals + 1] = a; slots = slots - 1 end
     end
   end
 

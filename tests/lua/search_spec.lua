@@ -79,7 +79,13 @@ describe("search.run halving", function()
     for _, k in ipairs(rec.finalists) do finals[k] = true end
     assert.is_true(finals["C=30"])
     assert.is_true(finals["C=1"])
+    assert.equal(3, #rec.finalists) -- the seed takes a finalist's place
     assert.equal("C=1", rec.best.key)
+    -- two seeds and one finalist wanted: both seeds and the best other
+    cands, opts = setup(30, function(i) return i end)
+    opts.seeds, opts.finalists = { "C=30", "C=29" }, 1
+    rec = search.run(cands, opts)
+    assert.same({ "C=1", "C=29", "C=30" }, (function() local t = {} for _, k in ipairs(rec.finalists) do t[#t + 1] = k end table.sort(t) return t end)())
   end)
 
   it("records failures per candidate and keeps going; a fatal one stops the search", function()
