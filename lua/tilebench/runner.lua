@@ -192,7 +192,7 @@ function M.search_candidates(case, spec, impl, item, protocol, attempt)
   end
   local results = {}
   local rec = require("tilebench.search").run(cands, {
-    mode = at.search, seeds = (at.seeds or {})[impl],
+    mode = at.search, seeds = (at.seeds or {})[impl], finalists = at.finalists, budget = at.budget,
     screen = function(cand, samples)
       local res, err = attempt(cand, timer_opts(protocol, timer_opts(SCREEN, { ["repeat"] = samples })))
       return res and res.median, err

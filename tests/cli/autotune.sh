@@ -121,6 +121,13 @@ out=$("$TB" run --operator tune_fail --dtype fp32 --cases 1-2 --autotune --autot
 run3=$(ls -t "$work/results/Fake/runs" | head -1)
 r=$(check "$work/results/Fake/runs/$run3/journal.jsonl" exhaustive) && [ $rc -eq 0 ] && ok "exhaustive search" || bad "exhaustive: rc=$rc $r $out"
 
+# --autotune-finalists / --autotune-budget reach the search
+out=$("$TB" run --operator tune_fail --dtype fp32 --cases 1 --autotune --autotune-finalists 1 --autotune-budget 60 --gpu Fake 2>&1); rc=$?
+run4=$(ls -t "$work/results/Fake/runs" | head -1)
+srch=$(grep -o '"search":{[^}]*}' "$work/results/Fake/runs/$run4/journal.jsonl")
+grep -q '"budget":60[,}]' <<<"$srch" && grep -q '"finalists":\["[^"]*"\]' <<<"$srch" && grep -q '"spent":48[,}]' <<<"$srch" && [ $rc -eq 0 ] \
+  && ok "finalists and budget options" || bad "finalists/budget: rc=$rc $(grep -o '"search":{[^}]*}' "$work/results/Fake/runs/$run4/journal.jsonl")"
+
 # --no-precompile with a cold cache: the workers compile (the check above can fail).
 export TILEBENCH_CACHE_DIR="$work/cache2"
 out=$("$TB" run --operator tune_fail --dtype fp32 --cases 1 --gpu Fake --no-precompile 2>&1)

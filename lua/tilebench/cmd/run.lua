@@ -41,6 +41,10 @@ M.spec = {
   { name = "autotune", type = "flag", desc = "same as --mode autotune" },
   { name = "autotune-search", type = "string", choices = { "halving", "exhaustive" },
     desc = "autotune search: screen every valid candidate briefly and time the best few fully (halving, the default), or time every one fully (exhaustive)" },
+  { name = "autotune-finalists", type = "integer", metavar = "N", validate = positive,
+    desc = "halving: candidates given the full protocol (default 3)" },
+  { name = "autotune-budget", type = "integer", metavar = "N", validate = positive,
+    desc = "halving: samples the screens may take in all, per case and implementation (default 3000)" },
   { name = "autotune-from", type = "string", metavar = "RUN", validate = from_ok,
     desc = "seed each autotune search with the winners of an earlier run (run id or run directory)" },
   { name = "no-precompile", type = "flag", desc = "skip the precompile phase (kernels then compile in the workers, inside each case's limit)" },
@@ -343,7 +347,8 @@ function M.run(args)
 
   -- Autotune seeds and the precompile phase (compilation is not measurement: every kernel the
   -- items need is compiled here, in parallel, before anything is timed).
-  local seeds = require("tilebench.autotune").new({ from = from, search = opts["autotune-search"] })
+  local seeds = require("tilebench.autotune").new({ from = from, search = opts["autotune-search"],
+    finalists = opts["autotune-finalists"], budget = opts["autotune-budget"] })
   if not opts["no-precompile"] and #todo > 0 then
     local pre = require("tilebench.precompile")
     local sum, skipped = pre.phase(todo, { jobs = opts["compile-jobs"] or require("tilebench.cmd.compile").cpu_count(),
