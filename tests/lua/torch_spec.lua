@@ -65,3 +65,18 @@ describe("tilebench.torch.versions_for", function()
     assert.is_true(v.torch ~= nil or v.error:match("torch is not installed") ~= nil)
   end)
 end)
+
+describe("torch as the speedup baseline", function()
+  it("gives speedup_<impl> = t_torch / t_impl and keeps E_lib against lib", function()
+    local execute = require("tilebench.execute")
+    local it = { baseline = "torch", category = "MatMul/Attn", dtype = "fp16", flops = 1e9, bytes = 1e6 }
+    local rows = { { impl = "torch", ms = 2.0, status = "ok" }, { impl = "lib", ms = 1.0, status = "ok" },
+                   { impl = "cuda", ms = 0.5, status = "ok" } }
+    execute.case_metrics(it, rows, nil)
+    assert.is_nil(rows[3].metrics_error)
+    assert.near(4.0, rows[3].speedup, 1e-12) -- 2.0 / 0.5
+    assert.near(2.0, rows[3].elib, 1e-12)    -- 1.0 / 0.5
+    assert.near(2.0, rows[2].speedup, 1e-12)
+    assert.near(1.0, rows[1].speedup, 1e-12)
+  end)
+end)
