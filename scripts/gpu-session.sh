@@ -5,7 +5,8 @@
 # peaks, matmul, fidelity, operators (all operators, default mode), autotune, autotune-last (the
 # last case of each dtype), autotune-full-cold (all operators, every case, autotune mode, from an
 # empty NVRTC cache: issue 14's target is 10 minutes), autotune-full-warm (the same again with the
-# cache autotune-full-cold filled: 5 minutes), autotune-agreement (bench/autotune/agreement.sh),
+# cache autotune-full-cold filled, in a later call on the same machine: 5 minutes),
+# autotune-agreement-1/-2/-3 (bench/autotune/agreement.sh on a third of the operators each),
 # smoke, examples, torch (the torch GPU test and bench/torch's cross-check table),
 # torch-operators / torch-autotune (all operators with torch, cuda and lib),
 # or any other string: a bash command, logged as custom1, custom2, ...
@@ -69,19 +70,33 @@ for s in "$@"; do
       ops=$(ls operators | grep -v '^_' | tr '\n' ',' | sed 's/,$//')
       stage autotune-last "$TB" run --operator "$ops" --gpu H200 --autotune --cases last --quiet ;;
     autotune-full-cold|autotune-full-warm)
-      # Its own cache (OUTDIR/autotune-cache): emptied for the cold stage, kept for the warm one
-      # (run cold first). Wall time in OUTDIR/<stage>.wall_s; the run's precompile line and
-      # provenance.json hold the compile phase's share.
+      # Its own cache outside the tree and OUTDIR (both are fresh each call of the device tool;
+      # the machine's /tmp stays while it is held): emptied for the cold stage, reused by the warm
+      # one, which must run in a later call on the same machine (each may take ~10 minutes).
+      # Wall time in OUTDIR/<stage>.wall_s; the run's precompile line and provenance.json hold
+      # the compile phase's share.
       ops=$(ls operators | grep -v '^_' | tr '\n' ',' | sed 's/,$//')
-      [ "$s" = autotune-full-cold ] && rm -rf "$OUTDIR/autotune-cache"
-      mkdir -p "$OUTDIR/autotune-cache"
+      acache=${AUTOTUNE_CACHE:-/tmp/tilebench-autotune-cache}
+      [ "$s" = autotune-full-cold ] && rm -rf "$acache"
+      if [ "$s" = autotune-full-warm ] && [ -z "$(ls -A "$acache" 2>/dev/null)" ]; then
+        echo "=== $s: WARNING: $acache is empty (a fresh machine?): this run is cold" | tee -a "$summary"
+      fi
+      mkdir -p "$acache"
       t0=$(date +%s.%N)
-      TILEBENCH_CACHE_DIR=$OUTDIR/autotune-cache STAGE_TIMEOUT=${STAGE_TIMEOUT:-900} \
+      TILEBENCH_CACHE_DIR=$acache STAGE_TIMEOUT=${STAGE_TIMEOUT:-560} \
         stage "$s" "$TB" run --operator "$ops" --gpu H200 --autotune --quiet
       echo "$(date +%s.%N) $t0" | awk '{printf "%.1f\n", $1 - $2}' > "$OUTDIR/$s.wall_s"
       grep -E "precompile:|^run .* finished|stopped" "$LOGS/$s.log" | sed 's/^/    /' >> "$summary" ;;
-    autotune-agreement)
-      STAGE_TIMEOUT=${STAGE_TIMEOUT:-3600} stage autotune-agreement bash bench/autotune/agreement.sh "$OUTDIR/agreement" ;;
+    autotune-agreement-1|autotune-agreement-2|autotune-agreement-3)
+      # One chunk of operators each (a command of the device tool may run 10 minutes); the table
+      # is in the log and OUTDIR/<stage>/agreement.md.
+      case $s in
+        *-1) chunk="softmax layernorm rmsnorm" ;;
+        *-2) chunk="argmax mean_reduction matmul_fp32_fp16_fp8" ;;
+        *-3) chunk="batched_matmul vector_add mul2 relu sigmoid swiglu" ;;
+      esac
+      STAGE_TIMEOUT=${STAGE_TIMEOUT:-560} stage "$s" bash bench/autotune/agreement.sh "$OUTDIR/$s" $chunk
+      cp "$OUTDIR/$s/agreement.md" "$LOGS/$s.md" 2>/dev/null ;;
     torch)
       STAGE_TIMEOUT=${STAGE_TIMEOUT:-600} stage torch-test bash -c "cd build && ctest -R gpu_torch_operators --output-on-failure --timeout 600"
       STAGE_TIMEOUT=${STAGE_TIMEOUT:-900} stage torch-crosscheck bash bench/torch/crosscheck.sh "$TB" "$ROOT/bench/results/torch" ;;
