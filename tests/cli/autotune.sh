@@ -71,6 +71,9 @@ elseif what == "neighbour" then
         by_case[i - 1].config)) os.exit(1)
     end
   end
+elseif what == "neighbour_from_1" then
+  local t = first_tried(by_case[2])
+  if not (t.seed and t.config == by_case[1].config) then print("case 2 first tried " .. t.config) os.exit(1) end
 elseif what == "seeded" then -- case 3's first candidate is `want` (an earlier run's winner)
   local t = first_tried(by_case[3])
   if not (t.seed and t.config == want) then print("first tried " .. t.config .. ", want " .. want) os.exit(1) end
@@ -127,6 +130,27 @@ run4=$(ls -t "$work/results/Fake/runs" | head -1)
 srch=$(grep -o '"search":{[^}]*}' "$work/results/Fake/runs/$run4/journal.jsonl")
 grep -q '"budget":60[,}]' <<<"$srch" && grep -q '"finalists":\["[^"]*"\]' <<<"$srch" && grep -q '"spent":48[,}]' <<<"$srch" && [ $rc -eq 0 ] \
   && ok "finalists and budget options" || bad "finalists/budget: rc=$rc $(grep -o '"search":{[^}]*}' "$work/results/Fake/runs/$run4/journal.jsonl")"
+
+# resume: the finished cases' winners seed the cases left (case 2 after a run stopped after case 1)
+before=$(ls "$work/results/Fake/runs" | sort)
+TB_FAKE_IMPL_SLEEP=2 "$TB" run --operator tune_fail --dtype fp32 --cases 1-2 --autotune --gpu Fake >"$work/int.out" 2>&1 &
+pid=$!
+run5=""
+for _ in $(seq 1 300); do # until case 1 has started (its header line; at most 30 s): it finishes, case 2 does not start
+  grep -q "mode autotune" "$work/int.out" && break
+  sleep 0.1
+done
+run5=$(comm -13 <(echo "$before") <(ls "$work/results/Fake/runs" | sort) | head -1)
+kill -INT $pid
+wait $pid
+out=$(cat "$work/int.out")
+if grep -q "resume with" <<<"$out" && grep -q "1 of 2 cases done" <<<"$out" && [ -n "$run5" ]; then
+  out=$("$TB" run --resume "$run5" --gpu Fake 2>&1); rc=$?
+  r=$(check "$work/results/Fake/runs/$run5/journal.jsonl" neighbour_from_1 2>&1) && [ $rc -eq 0 ] \
+    && ok "resume: case 1's winner seeds case 2" || bad "resume seed: rc=$rc $r $out"
+else
+  bad "the run was not interrupted after case 1: $out"
+fi
 
 # --no-precompile with a cold cache: the workers compile (the check above can fail).
 export TILEBENCH_CACHE_DIR="$work/cache2"

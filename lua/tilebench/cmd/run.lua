@@ -331,8 +331,10 @@ function M.run(args)
   -- Skip what the journal holds; an item partly done runs its remaining implementations.
   local jpath = run_dir .. "/journal.jsonl"
   local todo = items
+  local done_rows
   if resumed then
-    local _, done_rows, problems = journal.read(jpath)
+    local problems
+    done_rows, problems = select(2, journal.read(jpath))
     for _, p in ipairs(problems or {}) do io.stderr:write("tilebench: ", p, "\n") end
     todo = rundir.todo(items, done_rows)
   end
@@ -349,6 +351,14 @@ function M.run(args)
   -- items need is compiled here, in parallel, before anything is timed).
   local seeds = require("tilebench.autotune").new({ from = from, search = opts["autotune-search"],
     finalists = opts["autotune-finalists"], budget = opts["autotune-budget"] })
+  -- a resumed run's finished cases seed their neighbours as they would have
+  for _, r in ipairs(done_rows and journal.latest(done_rows) or {}) do
+    if not rundir.is_operator_row(r) then seeds:record(r, { r }) end
+  end
+  if opts["no-precompile"] then
+    record.precompile = { skipped = "--no-precompile" }
+    provenance.write(prov_path, record)
+  end
   if not opts["no-precompile"] and #todo > 0 then
     local pre = require("tilebench.precompile")
     local sum, skipped = pre.phase(todo, { jobs = opts["compile-jobs"] or require("tilebench.cmd.compile").cpu_count(),
