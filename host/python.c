@@ -132,7 +132,9 @@ static void *open_library(char *lines[P_LINES], char *tried, size_t n) {
 static int call_locked(const char *fn, const char *arg, int64_t n, char **out) {
   PyObject *f = api.PyDict_GetItemString(bridge, fn);
   if (!f) {
-    *out = strdup("python bridge: no function");
+    char msg[160];
+    snprintf(msg, sizeof msg, "python bridge: no function '%s'", fn);
+    *out = strdup(msg);
     return -1;
   }
   PyObject *r = api.PyObject_CallFunction(f, "sL", arg, (long long)n);
