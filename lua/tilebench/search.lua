@@ -17,6 +17,7 @@ M.DEFAULTS = { finalists = 3, eta = 3, screen_samples = 5, budget = 3000 }
 -- that follow, each eta times the samples on 1/eta of the candidates), under the budget.
 function M.planned_samples(n, o)
   o = o or M.DEFAULTS
+  if n <= o.finalists then return 0 end -- every candidate is a finalist: no screen
   local total, alive, s = 0, n, math.max(1, math.min(o.screen_samples, o.budget // math.max(1, n)))
   while alive > 0 do
     if total > 0 and total + alive * s > o.budget then break end
@@ -76,7 +77,8 @@ function M.run(cands, opts)
   end
 
   local finals
-  if mode == "exhaustive" then
+  if mode == "exhaustive" or #alive <= o.finalists then
+    -- exhaustive, or no more candidates than finalists: nothing to screen out
     finals = alive
   else
     -- The first screen fits the budget too (down to one sample a candidate).
@@ -134,7 +136,7 @@ function M.run(cands, opts)
       if rec.fatal then return rec end
     end
   end
-  if mode == "exhaustive" then rec.screened = #finals end
+  if mode == "exhaustive" then rec.screened = #finals end -- (halving with no screen: 0 screened)
   -- Screened but not a finalist: ok at the screen, left out of the full protocol.
   for _, e in pairs(rec.entries) do
     if not e.status and e.screen_ms then e.status = "screened" end

@@ -108,6 +108,15 @@ describe("search.run halving", function()
     assert.equal("illegal address", rec.fatal.reason)
   end)
 
+  it("no more candidates than finalists: no screen, all get the full protocol", function()
+    local cands, opts, calls = setup(3, function(i) return 4 - i end)
+    local rec = search.run(cands, opts)
+    assert.equal(0, #calls.screen)
+    assert.equal(3, #calls.full)
+    assert.equal(0, rec.screened)
+    assert.equal("C=3", rec.best.key)
+  end)
+
   it("a full-protocol failure of a finalist leaves the next best", function()
     local cands, opts = setup(10, function(i) return i end)
     local full = opts.full
