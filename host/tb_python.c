@@ -109,7 +109,7 @@ static gpu_status step_run(void *self, gpu_stream s) {
   int rc = python_call("run", id, (int64_t)stream_handle(s), &out);
   if (!out) return gpu_set_error(GPU_ERR_OTHER, "python: out of host memory");
   gpu_status st = GPU_OK;
-  if (rc != 0 || out[0]) st = gpu_set_error(GPU_ERR_OTHER, "%s raised:\n%s", p->name, out);
+  if (rc != 0 || out[0]) st = gpu_set_error(GPU_ERR_OTHER, "%s raised %s", p->name, out);
   free(out);
   return st;
 }

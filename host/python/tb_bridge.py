@@ -28,8 +28,22 @@ def init(path_json, _n):
     return ""
 
 
+def _short_traceback():
+    """The exception first (a results CSV keeps a reason's first 300 characters), then the frames
+    of the operator's own files (<name>_torch.py), innermost last; all frames when none is."""
+    etype, exc, tb = sys.exc_info()
+    frames = traceback.extract_tb(tb)
+    mine = [f for f in frames if f.filename.endswith("_torch.py")]
+    lines = ["%s: %s" % (etype.__name__, exc)]
+    for f in (mine or frames[-4:]):
+        lines.append('  File "%s", line %d, in %s' % (f.filename, f.lineno, f.name))
+        if f.line:
+            lines.append("    " + f.line.strip())
+    return "\n".join(lines)
+
+
 def _err(where):
-    return json.dumps({"error": where + "\n" + traceback.format_exc()})
+    return json.dumps({"error": _short_traceback() + "\n(" + where + ")"})
 
 
 def _load(path):
@@ -70,7 +84,7 @@ def call(desc_json, _n):
         args = {t["name"]: Described(t) for t in d["inputs"]}
         return json.dumps({"result": fn(**args, case=d.get("params", {}))})
     except Exception:
-        return _err("in " + str(desc_json)[:200])
+        return _err("calling the function")
 
 
 def torch_probe(_s, device):
@@ -196,7 +210,7 @@ def make_step(desc_json, device):
         d = json.loads(desc_json)
         st = Step(d, device)
     except Exception:
-        return _err("torch step for %s" % desc_json[:120])
+        return _err("making the torch step")
     sid = _next_id[0]
     _next_id[0] += 1
     _steps[sid] = st
@@ -208,7 +222,7 @@ def run(sid, handle):
         _steps[int(sid)].run(handle)
         return ""
     except Exception:
-        return traceback.format_exc()
+        return _short_traceback()
 
 
 def finish(sid, handle):
