@@ -234,3 +234,19 @@ int python_call(const char *fn, const char *arg, int64_t n, char **out) {
   api.PyGILState_Release(gil);
   return rc;
 }
+
+gpu_status python_step_run(void *self, gpu_stream s) {
+  python_step *p = self;
+  if (p->id == 0) return gpu_set_error(GPU_ERR_INVALID, "torch step is closed");
+  const gpu_backend *b = gpu_backend_get();
+  int64_t handle = (int64_t)(uintptr_t)(b && b->native_stream ? b->native_stream(s) : (void *)s);
+  char id[32];
+  snprintf(id, sizeof id, "%lld", p->id);
+  char *out = NULL;
+  int rc = python_call("run", id, handle, &out);
+  if (!out) return gpu_set_error(GPU_ERR_OTHER, "python: out of host memory");
+  gpu_status st = GPU_OK;
+  if (rc != 0 || out[0]) st = gpu_set_error(GPU_ERR_OTHER, "%s raised %s", p->name, out);
+  free(out);
+  return st;
+}

@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gpu/gpu.h"
+
 /* Starts the interpreter (once; later calls return the first outcome). 0 on success; else -1 and
  * *why (static storage) says what is missing: "no python3 on PATH", "libpython not found: ...". */
 int python_start(const char **why);
@@ -26,5 +28,14 @@ const char *python_version(void);
  * with the function's string result; -1 and *out = the error text when the call itself failed
  * (the bridge catches Python exceptions and returns them as data, so -1 means a broken bridge). */
 int python_call(const char *fn, const char *arg, int64_t n, char **out);
+
+/* A launch-plan step (launch_plan_call_fn) over the bridge's step `id` (made by its make_step):
+ * run(id, the native handle of s) enqueues the step's call on s. A Python exception is a
+ * GPU_ERR_OTHER whose message is "<name> raised <exception and the operator file's frames>". */
+typedef struct python_step {
+  long long id; /* 0 once closed */
+  char name[96];
+} python_step;
+gpu_status python_step_run(void *step, gpu_stream s);
 
 #endif

@@ -25,11 +25,6 @@
 
 #define STEP_MT "tb.python.step"
 
-typedef struct python_step {
-  long long id; /* 0 once closed */
-  char name[96];
-} python_step;
-
 static int l_available(lua_State *L) {
   const char *why;
   if (python_start(&why) == 0) {
@@ -98,22 +93,6 @@ static int l_stream(lua_State *L) {
 
 /* ---- the step -------------------------------------------------------------------------------- */
 
-/* The launch_plan_call_fn: Python enqueues the torch call's kernels on s and returns; a raised
- * exception becomes the step's error with the operator file's traceback. */
-static gpu_status step_run(void *self, gpu_stream s) {
-  python_step *p = self;
-  if (p->id == 0) return gpu_set_error(GPU_ERR_INVALID, "torch step is closed");
-  char id[32];
-  snprintf(id, sizeof id, "%lld", p->id);
-  char *out = NULL;
-  int rc = python_call("run", id, (int64_t)stream_handle(s), &out);
-  if (!out) return gpu_set_error(GPU_ERR_OTHER, "python: out of host memory");
-  gpu_status st = GPU_OK;
-  if (rc != 0 || out[0]) st = gpu_set_error(GPU_ERR_OTHER, "%s raised %s", p->name, out);
-  free(out);
-  return st;
-}
-
 static python_step *check_step(lua_State *L) {
   python_step *p = luaL_checkudata(L, 1, STEP_MT);
   if (p->id == 0) luaL_error(L, "torch step is closed");
@@ -135,7 +114,7 @@ static int l_step(lua_State *L) {
 static int s_run(lua_State *L) {
   python_step *p = check_step(L);
   tb_gpu(L);
-  tb_check_gpu(L, step_run(p, tb_stream()));
+  tb_check_gpu(L, python_step_run(p, tb_stream()));
   return 0;
 }
 
@@ -194,7 +173,7 @@ int luaopen_tb_python(lua_State *L) {
   lua_setfield(L, -2, "__close");
   lua_pushcfunction(L, s_tostring);
   lua_setfield(L, -2, "__tostring");
-  lua_pushlightuserdata(L, (void *)(uintptr_t)step_run);
+  lua_pushlightuserdata(L, (void *)(uintptr_t)python_step_run);
   lua_setfield(L, -2, "__tb_run");
   lua_pop(L, 1);
   luaL_newlib(L, funcs);

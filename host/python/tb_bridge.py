@@ -6,7 +6,7 @@
 #   call(desc_json, 0)           -> JSON            no torch: fn(**tensor descriptions) (CI seam test)
 #   torch_probe("", device)      -> JSON            {python, torch, torch_cuda} or {error}; sets the device
 #   torch_versions("", 0)        -> JSON            the same without touching CUDA (provenance)
-#   make_step(desc_json, device) -> JSON            {"id": n} or {"error": ...}
+#   make_step(desc_json, device) -> JSON            {"id": n} or {"error": ...} (kind "plain": no torch)
 #   run(id, stream)              -> ""              or the traceback; enqueues the torch call only
 #   finish(id, stream)           -> JSON            {"ok": true} | {"wrong": reason} | {"error": ...}
 #   close(id, 0)                 -> ""
@@ -205,10 +205,29 @@ class Step:
         return {"ok": True}
 
 
+class PlainStep:
+    """A step without torch (kind "plain": the CI test of the plan-step seam, tests/c/test_python.c):
+    each run calls fn(**described inputs, case); finish reports the calls and the streams."""
+
+    def __init__(self, d):
+        self.fn = getattr(_load(d["file"]), d.get("function", "forward"))
+        self.ins = {t["name"]: Described(t) for t in d["inputs"]}
+        self.case = d.get("params", {})
+        self.calls, self.streams, self.result = 0, set(), None
+
+    def run(self, handle):
+        self.calls += 1
+        self.streams.add(handle)
+        self.result = self.fn(**self.ins, case=self.case)
+
+    def finish(self, handle):
+        return {"ok": True, "calls": self.calls, "streams": sorted(self.streams), "result": self.result}
+
+
 def make_step(desc_json, device):
     try:
         d = json.loads(desc_json)
-        st = Step(d, device)
+        st = PlainStep(d) if d.get("kind") == "plain" else Step(d, device)
     except Exception:
         return _err("making the torch step")
     sid = _next_id[0]
