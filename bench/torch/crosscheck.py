@@ -42,7 +42,7 @@ def kernels(prof):
     for e in prof.events():
         if e.device_type != torch.autograd.DeviceType.CUDA:
             continue
-        if e.name.startswith("Memcpy") or e.name.startswith("Memset"):
+        if e.name.startswith(("Memcpy", "Memset", "Activity Buffer")):  # not kernels
             continue
         evs.append((e.time_range.start, e.time_range.end))
     return sorted(evs)
@@ -64,7 +64,7 @@ def union_us(iv):
 
 def count_kernels(fn):
     torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         fn()
         torch.cuda.synchronize()
     return len(kernels(prof))
@@ -95,7 +95,7 @@ def time_case(c, repeat, warmup, flush_buf):
     per_call = count_kernels(call)
     per_evict = count_kernels(evict)
     torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         for _ in range(repeat):
             evict()
             call()
