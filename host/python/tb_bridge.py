@@ -4,6 +4,7 @@
 #
 #   init(sys_path_json, 0)       -> ""              sys.path of the interpreter that was probed
 #   call(desc_json, 0)           -> JSON            no torch: fn(**tensor descriptions) (CI seam test)
+#   compile_file(path, 0)        -> ""              or the syntax error (CI checks every torch file)
 #   torch_probe("", device)      -> JSON            {python, torch, torch_cuda} or {error}; sets the device
 #   torch_versions("", 0)        -> JSON            the same without touching CUDA (provenance)
 #   make_step(desc_json, device) -> JSON            {"id": n} or {"error": ...} (kind "plain": no torch)
@@ -85,6 +86,16 @@ def call(desc_json, _n):
         return json.dumps({"result": fn(**args, case=d.get("params", {}))})
     except Exception:
         return _err("calling the function")
+
+
+def compile_file(path, _n):
+    """Byte-compiles an operator's torch file without running it (no torch needed): "" or the error."""
+    try:
+        with open(path) as f:
+            compile(f.read(), path, "exec")
+        return ""
+    except Exception:
+        return _short_traceback()
 
 
 def torch_probe(_s, device):

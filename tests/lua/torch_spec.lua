@@ -18,6 +18,19 @@ describe("tilebench.torch", function()
     end
   end)
 
+  it("has torch files that compile, each defining forward", function()
+    local py = require("tb.python")
+    for _, name in ipairs(opmod.list()) do
+      local path = torch.file(name, opmod.load(name).dir)
+      assert.equal("", py.call("compile_file", path), path)
+      local fh = assert(io.open(path))
+      local text = fh:read("a")
+      fh:close()
+      assert.matches("\ndef forward%(", text, 1, false)
+    end
+    assert.matches("SyntaxError", py.call("compile_file", os.getenv("TILEBENCH_HOME") .. "/tests/lua/torch_spec.lua"))
+  end)
+
   it("runs torch only when named, first, and makes it the baseline", function()
     local op = opmod.load("vector_add")
     assert.same(op.impls, campaign.impls_for(op, {}))
