@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The runs that matter on the GPU machine, in stages, each logged. Used with the device tool:
 #   bash scripts/gpu-session.sh OUTDIR STAGE [STAGE...]
-# Stages: info, ctest (GPU tests, quick ones), ctest-slow (isolation, resume), ctest-all, vector_add,
+# Stages: info, torch-probe, autotune-diag, ctest (GPU tests, quick ones), ctest-slow (isolation, resume), ctest-all, vector_add,
 # peaks, matmul, fidelity, operators (all operators, default mode), autotune, autotune-last (the
 # last case of each dtype), autotune-full-cold (all operators, every case, autotune mode, from an
 # empty NVRTC cache: issue 14's target is 10 minutes), autotune-full-warm (the same again with the
@@ -31,11 +31,19 @@ fi
 export PYTHONUNBUFFERED=1
 summary=$OUTDIR/summary.txt
 
+# SESSION_DEADLINE (seconds since the epoch) caps every stage, so that the bundle is still made
+# before the device tool's command limit ends the call.
 stage() {
   local name=$1; shift
   local t0=$(date +%s)
+  local limit=${STAGE_TIMEOUT:-300}
+  if [ -n "${SESSION_DEADLINE:-}" ]; then
+    local left=$(( SESSION_DEADLINE - t0 - 15 ))
+    [ $left -lt 1 ] && { echo "=== $name: skipped (session deadline)" | tee -a "$summary"; return 0; }
+    [ $left -lt $limit ] && limit=$left
+  fi
   echo "=== $name: $*" | tee -a "$summary"
-  timeout "${STAGE_TIMEOUT:-300}" "$@" > "$LOGS/$name.log" 2>&1
+  timeout "$limit" "$@" > "$LOGS/$name.log" 2>&1
   local rc=$?
   echo "=== $name: rc=$rc in $(( $(date +%s) - t0 )) s" | tee -a "$summary"
   tail -n 25 "$LOGS/$name.log" | sed 's/^/    /' >> "$summary"
@@ -106,6 +114,15 @@ for s in "$@"; do
     torch-autotune)
       ops=$(ls operators | grep -v '^_' | tr '\n' ',' | sed 's/,$//')
       stage torch-autotune "$TB" run --operator "$ops" --impl torch,cuda,lib --gpu H200 --autotune --quiet ;;
+    torch-probe)
+      # Why torch can or cannot run here: the embedded bridge's answer and the plain interpreter's.
+      printf '%s\n' 'local ok, why, info = require("tilebench.torch").available(0)' \
+        'print(ok and "ok" or ("no: " .. tostring(why)))' \
+        'print(require("tilebench.json").encode(info or {}))' > "$OUTDIR/probe.lua"
+      stage torch-probe bash -c "python3 -c 'import sys, torch; print(sys.version, torch.__version__, torch.version.cuda, torch.cuda.is_available())'; $TB script $OUTDIR/probe.lua" ;;
+    autotune-diag)
+      # One autotuned case with a generous limit: the search's wall time and record.
+      stage autotune-diag bash -c "export TILEBENCH_RESULTS_DIR=\$(mktemp -d); time $TB run --operator softmax --dtype fp16 --cases last --impl cuda --autotune --gpu diag --case-timeout 120; cat \$TILEBENCH_RESULTS_DIR/diag/runs/*/journal.jsonl | cut -c1-3000" ;;
     smoke)
       stage smoke "$TB" run campaigns/smoke.lua --gpu H200 ;;
     examples)
