@@ -9,6 +9,12 @@
  *       defines become -DK=V (true: -DK; false: left out), sorted so the cache key is stable.
  *       load = false only compiles (no GPU needed) and returns
  *       { size =, from_cache =, key =, log =, arch = }.
+ *   tb.kernel.cache_read(name)        -> string | nil   an entry "<sha256 hex>.<ext>" of the compile
+ *                                                    cache another compiler fills (Triton), checked
+ *                                                    against its .sum like NVRTC's; nil: a miss
+ *   tb.kernel.cache_write(name, data) writes it atomically with its .sum (raises on failure)
+ *   tb.kernel.cache_dir()             -> the cache directory (rtc_cache_dir)
+ *   tb.kernel.sha256(data)            -> 64 lowercase hex digits
  *   tb.kernel.host_source(file)       -> text | nil   host/kernels/<file> as embedded in this binary
  *                                                    (the one copy the host's kernels compile from)
  *   module:get(name [, signature])    -> function    signature: {"ptr", "i64", ...} (kinds:
@@ -26,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu/sha256.h"
 #include "tb.h"
 
 #define MODULE_MT "tb.module"
@@ -454,7 +461,50 @@ static int l_host_source(lua_State *L) {
   return 1;
 }
 
+static int l_cache_read(lua_State *L) {
+  const char *name = luaL_checkstring(L, 1);
+  char *data = NULL;
+  size_t size = 0;
+  tb_check_gpu(L, rtc_cache_read(name, &data, &size));
+  if (data == NULL) {
+    lua_pushnil(L);
+    return 1;
+  }
+  lua_pushlstring(L, data, size);
+  free(data);
+  return 1;
+}
+
+static int l_cache_write(lua_State *L) {
+  const char *name = luaL_checkstring(L, 1);
+  size_t size;
+  const char *data = luaL_checklstring(L, 2, &size);
+  tb_check_gpu(L, rtc_cache_write(name, data, size));
+  return 0;
+}
+
+static int l_cache_dir(lua_State *L) {
+  lua_pushstring(L, rtc_cache_dir());
+  return 1;
+}
+
+static int l_sha256(lua_State *L) {
+  size_t len;
+  const char *data = luaL_checklstring(L, 1, &len);
+  sha256 h;
+  char hex[65];
+  sha256_init(&h);
+  sha256_update(&h, data, len);
+  sha256_hex(&h, hex);
+  lua_pushstring(L, hex);
+  return 1;
+}
+
 static const luaL_Reg kernel_functions[] = {
+  {"cache_read", l_cache_read},
+  {"cache_write", l_cache_write},
+  {"cache_dir", l_cache_dir},
+  {"sha256", l_sha256},
   {"host_source", l_host_source},
   {"load", l_load},
   {"load_image", l_load_image},

@@ -316,5 +316,11 @@ void rtc_result_free(rtc_result *r);
 gpu_status rtc_version(int *major, int *minor);
 /* $TILEBENCH_CACHE_DIR, else $XDG_CACHE_HOME/tilebench/rtc, else ~/.cache/tilebench/rtc. */
 const char *rtc_cache_dir(void);
+/* Entries of the same cache that another compiler fills (Triton: lua/tilebench/triton.lua), with
+ * the same checksum file and atomic writes. name = "<64 lowercase hex>.<ext>" (GPU_ERR_INVALID
+ * otherwise). read: *data = NULL on a miss or a damaged entry (warned on stderr), else a malloc'd
+ * copy (NUL-terminated, *size without the NUL). write: the directory must be usable. */
+gpu_status rtc_cache_read(const char *name, char **data, size_t *size);
+gpu_status rtc_cache_write(const char *name, const void *data, size_t size);
 
 #endif

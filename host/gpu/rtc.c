@@ -144,6 +144,40 @@ static gpu_status cache_store(const char *path, const void *image, size_t size) 
   return st == GPU_OK ? write_atomically(path, image, size) : st;
 }
 
+/* ---- entries another compiler fills (Triton's cubins and their descriptions) ---------------- */
+
+/* An entry name is a file name in the cache directory: "<64 hex key>.<ext>", nothing else, so a
+ * caller's name can never reach outside the directory. */
+static gpu_status entry_path(const char *name, char *path, size_t len) {
+  size_t n = name ? strlen(name) : 0;
+  int ok = n > 65 && n < 96 && name[64] == '.';
+  for (size_t i = 0; ok && i < n; i++) {
+    char c = name[i];
+    if (i < 64) ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+    else if (i > 64) ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+  }
+  if (!ok) return gpu_set_error(GPU_ERR_INVALID, "compile cache: bad entry name '%.100s' (want <sha256 hex>.<ext>)",
+                                name ? name : "(null)");
+  snprintf(path, len, "%s/%s", rtc_cache_dir(), name);
+  return GPU_OK;
+}
+
+gpu_status rtc_cache_read(const char *name, char **data, size_t *size) {
+  char path[1100];
+  *data = NULL;
+  *size = 0;
+  gpu_status st = entry_path(name, path, sizeof path);
+  if (st == GPU_OK) *data = cache_lookup(path, size);
+  return st;
+}
+
+gpu_status rtc_cache_write(const char *name, const void *data, size_t size) {
+  char path[1100];
+  gpu_status st = entry_path(name, path, sizeof path);
+  if (st == GPU_OK) st = usable_cache_dir(rtc_cache_dir());
+  return st == GPU_OK ? cache_store(path, data, size) : st;
+}
+
 /* ---- compiling ------------------------------------------------------------------------------ */
 
 static void default_arch(const gpu_compiler *c, char *arch, size_t len) {
