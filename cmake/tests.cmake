@@ -77,3 +77,12 @@ endforeach()
 add_test(NAME fuzz COMMAND tilebench script ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz.lua
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(fuzz PROPERTIES ENVIRONMENT "${TB_TEST_ENV}" LABELS fuzz TIMEOUT 900)
+
+# Every operator's Triton kernels (operators/*/<name>_triton.py), each implementation's default
+# configuration, compiled for sm_90 by triton itself (no GPU), with each description checked
+# against the kernel's signature. Exits 77 without triton, except where TB_REQUIRE_TRITON is set
+# (CI installs the pinned triton, so there a missing one fails).
+add_test(NAME compile_triton COMMAND tilebench script ${CMAKE_SOURCE_DIR}/tests/compile_triton.lua
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(compile_triton PROPERTIES ENVIRONMENT "${TB_TEST_ENV}" LABELS compile TIMEOUT 900
+                     SKIP_RETURN_CODE 77)

@@ -11,6 +11,9 @@
 #   run(id, stream)              -> ""              or the traceback; enqueues the torch call only
 #   finish(id, stream)           -> JSON            {"ok": true} | {"wrong": reason} | {"error": ...}
 #   close(id, 0)                 -> ""
+#   triton_version(driver, 0)    -> JSON            {"triton": version} | {"error": why}
+#   triton_compile(desc_json, 0) -> JSON            tb_triton.py's compile_kernel(desc) (desc.driver:
+#                                                   its path) | {"error": traceback}
 # A tensor description: {"name", "ptr", "shape", "strides" (elements), "dtype" (tilebench's name)}.
 import json
 import sys
@@ -265,3 +268,37 @@ def finish(sid, handle):
 def close(sid, _n):
     _steps.pop(int(sid), None)
     return ""
+
+
+def _driver(path):
+    """host/python/tb_triton.py, the Triton compile driver (a file of the source tree, not embedded:
+    it also runs on its own, `python3 tb_triton.py DESC.json`)."""
+    key = "driver:" + path
+    if key not in _modules:
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("tb_triton_driver", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        _modules[key] = mod
+    return _modules[key]
+
+
+def triton_version(driver, _n):
+    try:
+        return json.dumps({"triton": _driver(driver).version()})
+    except Exception as e:
+        return json.dumps({"error": "triton does not import for python %d.%d.%d: %s: %s"
+                           % (sys.version_info[:3] + (type(e).__name__, e))})
+
+
+def triton_compile(desc_json, _n):
+    try:
+        d = json.loads(desc_json)
+        return json.dumps(_driver(d["driver"]).compile_kernel(d))
+    except Exception:
+        etype, exc, tb = sys.exc_info()
+        frames = [f for f in traceback.extract_tb(tb) if f.filename.endswith("_triton.py")]
+        lines = ["%s: %s" % (etype.__name__, exc)]
+        for f in frames[-3:]:
+            lines.append('  File "%s", line %d, in %s' % (f.filename, f.lineno, f.name))
+        return json.dumps({"error": "\n".join(lines)})

@@ -151,6 +151,45 @@ function Ctx:kernel(file, name, defines, options)
   return mod:get(name)
 end
 
+-- A Triton kernel of the operator's folder as one launch-plan step (lua/tilebench/triton.lua):
+-- spec = {file, kernel, grid = {gx [, gy, gz]}, args = {name = tensor | ctx.i32(...) ...},
+--         constexprs = {NAME = value}, num_warps, num_stages}. The cubin comes from the compile
+-- cache (compiled through triton on a miss), is loaded once per process by the backend, and
+-- the step passes the arguments in the kernel's parameter order, with the scratch buffers its
+-- description asks for. In compile-only mode the step only names what was compiled.
+local triton_modules = {} -- per process: key -> module
+function Ctx:triton(spec)
+  local tri = require("tilebench.triton")
+  local sig, div = tri.signature(spec.args)
+  local arch = self.compile_only and M.compile_arch
+    or (self.props.cc_major and string.format("sm_%d%d", self.props.cc_major, self.props.cc_minor or 0))
+    or self.props.arch
+  local desc = { file = M.kernel_path(self.dir, spec.file), kernel = spec.kernel, signature = sig,
+                 divisible = div, constexprs = spec.constexprs or {}, num_warps = spec.num_warps or 4,
+                 num_stages = spec.num_stages or 3, arch = arch }
+  local d, cubin, from_cache, key = tri.compile(desc)
+  local g = spec.grid
+  local step = { grid = g, block = { d.block }, smem = d.shared, description = d }
+  local scratch = {}
+  for _, p in ipairs(d.params) do
+    if p.scratch and (p.size or 0) > 0 then
+      scratch[p.name] = self.empty({ tri.grid_size(g) * d.num_ctas * p.size }, "uint8")
+    end
+  end
+  if self.compile_only then
+    step.fn = { compiled = { key = key, from_cache = from_cache }, name = d.name }
+  else
+    local mod = triton_modules[key]
+    if not mod then
+      mod = kernel.load_image(cubin)
+      triton_modules[key] = mod
+    end
+    step.fn = mod:get(d.name)
+  end
+  step.args = tri.pack(d, spec.args, scratch)
+  return step
+end
+
 function Ctx:close()
   for i = #self.tensors, 1, -1 do
     local t = self.tensors[i]

@@ -150,16 +150,24 @@ function M.load(name)
   local torch_impl = require("tilebench.torch")
   local tspec = mod.implementations[torch_impl.NAME] == nil and torch_impl.implementation(name, dir)
   if tspec then mod.implementations[torch_impl.NAME] = tspec end
+  -- Triton kernels (<name>_triton.py, an implementation named `triton` in operator.lua): like
+  -- torch, selected by name (--impl triton), so runs without it keep their rows and columns;
+  -- tilebench/triton.lua makes it `unsupported` with the reason where triton does not import.
+  local triton_impl = require("tilebench.triton")
+  local trspec = mod.implementations[triton_impl.NAME]
+  if trspec then triton_impl.prepare(trspec, name, dir) end
   -- The grid is counted (and refused past its limit) now, expanded only when op.cases is read:
   -- list and show read the count and the dtypes of every operator, not its cases.
   local grid = require("tilebench.grid")
   local count, axes = grid.count(config)
   local known = impl_names(mod)
   local impls = {}
-  for _, i in ipairs(known) do if not (tspec and i == torch_impl.NAME) then impls[#impls + 1] = i end end
-  if tspec then
-    known = { torch_impl.NAME, table.unpack(impls) } -- first: the speedup baseline when it runs
+  for _, i in ipairs(known) do
+    if not (tspec and i == torch_impl.NAME) and not (trspec and i == triton_impl.NAME) then impls[#impls + 1] = i end
   end
+  known = { table.unpack(impls) }
+  if tspec then table.insert(known, 1, torch_impl.NAME) end -- first: the speedup baseline when it runs
+  if trspec then known[#known + 1] = triton_impl.NAME end
   local op = { name = name, dir = dir, config = config, module = mod, impls = impls, known_impls = known,
                case_count = count, dtypes = grid.dtypes(axes), category = mod.category,
                baseline = mod.baseline }

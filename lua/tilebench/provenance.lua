@@ -62,6 +62,7 @@ function M.collect(opts)
     shard = opts.shard,
     isolated = opts.isolated,
     torch = opts.torch, -- {python, torch, torch_cuda} when the run includes torch (tilebench.torch)
+    triton = opts.triton, -- {triton} or {error} when the run includes triton (tilebench.triton)
   }
 end
 

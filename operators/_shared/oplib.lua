@@ -265,4 +265,35 @@ function M.rowwise(t)
   return reference, impl
 end
 
+-- ---- Triton ------------------------------------------------------------------------------------
+
+-- The point-wise family's `triton` implementation: <name>_triton.py defines
+-- <name>_kernel(<the tensors of args, in order>, n, BLOCK: constexpr), a program per BLOCK
+-- elements (lua/tilebench/triton.lua compiles it ahead of time; ctx:triton launches it).
+-- t = { name, count = function(case) -> n, tensors = function(ins, outs) -> {argname = tensor} }
+M.TRITON_POINTWISE_DEFAULT = { BLOCK = 4096, num_warps = 8, num_stages = 1 }
+M.TRITON_POINTWISE_SPACE = { BLOCK = { 1024, 2048, 4096, 8192 }, num_warps = { 4, 8, 16 }, num_stages = { 1 } }
+
+function M.triton_pointwise(t)
+  return {
+    description = "Triton: a program per BLOCK elements, loads and stores masked at the tail",
+    default = copy(M.TRITON_POINTWISE_DEFAULT),
+    space = copy(M.TRITON_POINTWISE_SPACE),
+    -- each thread at least one 16-byte vector, at most 64 elements in flight
+    valid = function(case, cfg)
+      local size = require("tb.dtype").info[case.dtype].size
+      local per_thread = cfg.BLOCK // (32 * cfg.num_warps)
+      return per_thread * size >= 16 and per_thread <= 64
+    end,
+    plan = function(case, ins, outs, cfg, ctx)
+      local n = t.count(case)
+      local args = t.tensors(ins, outs)
+      args.n = ctx.i64(n)
+      return ctx.plan { ctx:triton { file = t.name .. "_triton.py", kernel = t.name .. "_kernel",
+        grid = { ctx.cdiv(n, cfg.BLOCK) }, args = args, constexprs = { BLOCK = cfg.BLOCK },
+        num_warps = cfg.num_warps, num_stages = cfg.num_stages } }
+    end,
+  }
+end
+
 return M

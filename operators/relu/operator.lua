@@ -25,6 +25,14 @@ local reference, cuda = oplib.pointwise {
   args = function(ins, outs, n, ctx) return { ins.x, outs.out, ctx.i64(n) } end,
 }
 op.reference = reference
-op.implementations = { cuda = cuda }
+op.implementations = {
+  cuda = cuda,
+  -- relu_triton.py: Triton, compiled ahead of time (selected with --impl triton)
+  triton = oplib.triton_pointwise {
+    name = "relu",
+    count = function(case) return case.params.n end,
+    tensors = function(ins, outs) return { x = ins.x, out = outs.out } end,
+  },
+}
 
 return op

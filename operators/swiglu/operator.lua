@@ -22,6 +22,14 @@ local reference, cuda = oplib.pointwise {
   args = function(ins, outs, n, ctx) return { ins.x, ins.y, outs.out, ctx.i64(n) } end,
 }
 op.reference = reference
-op.implementations = { cuda = cuda }
+op.implementations = {
+  cuda = cuda,
+  -- swiglu_triton.py: Triton, compiled ahead of time (selected with --impl triton)
+  triton = oplib.triton_pointwise {
+    name = "swiglu",
+    count = function(case) return case.params.M * case.params.N end,
+    tensors = function(ins, outs) return { x = ins.x, y = ins.y, out = outs.out } end,
+  },
+}
 
 return op

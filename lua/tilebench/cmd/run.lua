@@ -312,7 +312,8 @@ function M.run(args)
   local provenance = require("tilebench.provenance")
   local record = provenance.collect({ argv = arg and { [0] = arg[0], table.unpack(arg) } or stored_args,
     campaign = settings, run_id = run_id, worker = hello, label = label, shard = opts.shard,
-    isolated = not opts["no-isolate"], torch = require("tilebench.torch").versions_for(settings.impls) })
+    isolated = not opts["no-isolate"], torch = require("tilebench.torch").versions_for(settings.impls),
+    triton = require("tilebench.triton").versions_for(settings.impls) })
   local prov_path = run_dir .. (resumed and "/provenance-resume-" .. os.date("!%Y%m%dT%H%M%SZ") .. ".json"
     or "/provenance.json")
   provenance.write(prov_path, record)

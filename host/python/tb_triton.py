@@ -1,0 +1,147 @@
+"""tb_triton.py: tilebench's Triton compile driver. Compiles one @triton.jit function of an
+operator's <name>_triton.py ahead of time for a given target (no GPU: triton.compile with a
+GPUTarget) and describes the result so that tilebench's C host can load the cubin and launch it
+with the driver API; no Python runs during a measurement.
+
+Called through the embedded interpreter (tb_bridge.py's triton_compile, from
+lua/tilebench/triton.lua), or by hand:  python3 tb_triton.py DESC.json  (prints the result).
+
+desc = {"file": path, "kernel": function name, "signature": {arg: triton type} (runtime args),
+        "constexprs": {arg: value}, "divisible": [args known to be multiples of 16],
+        "num_warps": n, "num_stages": n, "arch": 90}
+result = {"description": {...}, "cubin_hex": "..."} | {"error": "..."} | {"unsupported": "..."}
+
+The description's "params" is the kernel's full parameter list in launch order: the runtime
+arguments of the signature in the function's order, then the pointers triton appends
+(global_scratch, profile_scratch in 3.6; each gets a buffer of grid * num_ctas * size bytes, or
+NULL when its size is 0, as triton's own launcher does). It is checked against the PTX entry's
+parameter list (count and width) before anything is returned.
+"""
+import importlib.util
+import json
+import re
+import sys
+
+# triton type -> (tilebench launch kind, bytes). Pointers of any element type are "ptr".
+SCALARS = {"i32": ("i32", 4), "u32": ("u32", 4), "i64": ("i64", 8), "u64": ("u64", 8),
+           "fp32": ("f32", 4), "fp64": ("f64", 8)}
+# the pointer arguments triton 3.x's NVIDIA backend appends to every kernel, in order
+EXTRA = [("global_scratch", "global_scratch_size", "global_scratch_align"),
+         ("profile_scratch", "profile_scratch_size", "profile_scratch_align")]
+PTX_BYTES = {"u64": 8, "b64": 8, "s64": 8, "f64": 8, "u32": 4, "b32": 4, "s32": 4, "f32": 4,
+             "u16": 2, "b16": 2, "s16": 2, "f16": 2, "u8": 1, "b8": 1, "s8": 1}
+
+_modules = {}
+
+
+def version():
+    import triton
+    return triton.__version__
+
+
+def _load(path):
+    if path not in _modules:
+        spec = importlib.util.spec_from_file_location("tb_triton_%d" % len(_modules), path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        _modules[path] = mod
+    return _modules[path]
+
+
+def ptx_params(ptx, name):
+    """[(ptx type, is pointer)] of the .entry `name` of a PTX text."""
+    m = re.search(r"\.entry\s+" + re.escape(name) + r"\s*\((.*?)\)", ptx, re.S)
+    if not m:
+        raise ValueError("the PTX has no .entry %s" % name)
+    out = []
+    for line in m.group(1).split(","):
+        p = re.match(r"\s*\.param\s+\.(\w+)(\s+\.ptr)?", line)
+        if p:
+            out.append((p.group(1), bool(p.group(2))))
+    return out
+
+
+def param_kind(ttype):
+    if ttype.startswith("*"):
+        return "ptr", 8
+    if ttype not in SCALARS:
+        raise ValueError("scalar type %s is not supported by tilebench's launcher (pointers and %s)"
+                         % (ttype, " ".join(sorted(SCALARS))))
+    return SCALARS[ttype]
+
+
+def check_params(params, ptx):
+    """The description's parameter list against the compiled entry's: same count, same widths,
+    pointers where the description says ptr. Raises ValueError naming the first mismatch."""
+    if len(params) != len(ptx):
+        raise ValueError("the description lists %d parameters, the kernel's PTX entry %d"
+                         % (len(params), len(ptx)))
+    for i, (p, (ptype, is_ptr)) in enumerate(zip(params, ptx)):
+        if PTX_BYTES.get(ptype) != p["bytes"] or (is_ptr and p["kind"] != "ptr"):
+            raise ValueError("parameter %d (%s): the description says %s (%d bytes), the PTX .%s%s"
+                             % (i, p["name"], p["kind"], p["bytes"], ptype, " .ptr" if is_ptr else ""))
+
+
+def compile_kernel(desc):
+    try:
+        import triton
+        from triton.backends.compiler import GPUTarget
+        from triton.compiler import ASTSource
+    except Exception as e:  # noqa: BLE001 (any import failure means no triton here)
+        return {"unsupported": "triton does not import: %s: %s" % (type(e).__name__, e)}
+    mod = _load(desc["file"])
+    fn = getattr(mod, desc["kernel"], None)
+    if fn is None or not hasattr(fn, "arg_names"):
+        raise ValueError("%s has no @triton.jit function %s" % (desc["file"], desc["kernel"]))
+    # an empty Lua table reaches here as [] or {}
+    sig_in, consts = desc.get("signature") or {}, desc.get("constexprs") or {}
+    divisible = set(desc.get("divisible") or [])
+    signature, attrs, params = {}, {}, []
+    for i, a in enumerate(fn.arg_names):
+        if a in consts:
+            signature[a] = "constexpr"
+        elif a in sig_in:
+            t = sig_in[a]
+            signature[a] = t
+            kind, size = param_kind(t)
+            params.append({"name": a, "type": t, "kind": kind, "bytes": size})
+            if kind == "ptr" or a in divisible:
+                attrs[(i,)] = [["tt.divisibility", 16]]
+        else:
+            raise ValueError("%s(%s): argument %s is given neither a type nor a constexpr value"
+                             % (desc["kernel"], ", ".join(fn.arg_names), a))
+    unknown = sorted((set(sig_in) | set(consts)) - set(fn.arg_names))
+    if unknown:
+        raise ValueError("%s has no argument(s) %s" % (desc["kernel"], ", ".join(unknown)))
+    target = GPUTarget("cuda", int(desc.get("arch", 90)), 32)
+    options = {"num_warps": int(desc["num_warps"]), "num_stages": int(desc["num_stages"])}
+    ck = triton.compile(ASTSource(fn, signature, consts, attrs), target=target, options=options)
+    md = ck.metadata
+    for extra, size_field, align_field in EXTRA:
+        params.append({"name": extra, "type": "*i8", "kind": "ptr", "bytes": 8, "scratch": extra,
+                       "size": int(getattr(md, size_field)), "align": int(getattr(md, align_field))})
+    check_params(params, ptx_params(ck.asm["ptx"], md.name))
+    for flag in ("launch_cooperative_grid", "launch_pdl"):
+        if getattr(md, flag, False):
+            raise ValueError("%s: %s is set; tilebench's launcher does not do it" % (md.name, flag))
+    if int(getattr(md, "num_ctas", 1)) != 1 or getattr(md, "tensordesc_meta", None):
+        raise ValueError("%s: clusters (num_ctas > 1) and tensor descriptors are not launched by tilebench"
+                         % md.name)
+    description = {
+        "format": 1, "file": desc["file"], "function": desc["kernel"], "name": md.name,
+        "triton_version": triton.__version__, "target": {"backend": "cuda", "arch": target.arch, "warp_size": 32},
+        "num_warps": md.num_warps, "num_stages": md.num_stages, "num_ctas": int(getattr(md, "num_ctas", 1)),
+        "shared": md.shared, "block": 32 * md.num_warps, "constexprs": consts,
+        "divisible": sorted(divisible), "params": params,
+    }
+    return {"description": description, "cubin_hex": ck.asm["cubin"].hex()}
+
+
+def main(argv):
+    with open(argv[1]) as f:
+        desc = json.load(f)
+    print(json.dumps(compile_kernel(desc)))
+
+
+if __name__ == "__main__":
+    main(sys.argv)
