@@ -14,6 +14,8 @@
 #   triton_version(driver, 0)    -> JSON            {"triton": version} | {"error": why}
 #   triton_compile(desc_json, 0) -> JSON            tb_triton.py's compile_kernel(desc) (desc.driver:
 #                                                   its path) | {"error": traceback}
+#   triton_launch(desc_json, stream) -> JSON        the same kernel through triton's own launcher
+#                                                   (GPU test) | {"error": traceback}
 # A tensor description: {"name", "ptr", "shape", "strides" (elements), "dtype" (tilebench's name)}.
 import json
 import sys
@@ -292,9 +294,17 @@ def triton_version(driver, _n):
 
 
 def triton_compile(desc_json, _n):
+    return _triton_call(desc_json, lambda drv, d: drv.compile_kernel(d))
+
+
+def triton_launch(desc_json, stream):
+    return _triton_call(desc_json, lambda drv, d: drv.launch_with_triton(d, stream))
+
+
+def _triton_call(desc_json, fn):
     try:
         d = json.loads(desc_json)
-        return json.dumps(_driver(d["driver"]).compile_kernel(d))
+        return json.dumps(fn(_driver(d["driver"]), d))
     except Exception:
         etype, exc, tb = sys.exc_info()
         frames = [f for f in traceback.extract_tb(tb) if f.filename.endswith("_triton.py")]

@@ -82,7 +82,8 @@ def check_params(params, ptx):
                              % (i, p["name"], p["kind"], p["bytes"], ptype, " .ptr" if is_ptr else ""))
 
 
-def compile_kernel(desc):
+def _build(desc):
+    """(triton, the CompiledKernel, params, constexprs, divisible, target) or {"unsupported": why}."""
     try:
         import triton
         from triton.backends.compiler import GPUTarget
@@ -116,6 +117,14 @@ def compile_kernel(desc):
     target = GPUTarget("cuda", int(desc.get("arch", 90)), 32)
     options = {"num_warps": int(desc["num_warps"]), "num_stages": int(desc["num_stages"])}
     ck = triton.compile(ASTSource(fn, signature, consts, attrs), target=target, options=options)
+    return triton, ck, params, consts, divisible, target
+
+
+def compile_kernel(desc):
+    built = _build(desc)
+    if isinstance(built, dict):
+        return built
+    triton, ck, params, consts, divisible, target = built
     md = ck.metadata
     for extra, size_field, align_field in EXTRA:
         params.append({"name": extra, "type": "*i8", "kind": "ptr", "bytes": 8, "scratch": extra,
@@ -135,6 +144,28 @@ def compile_kernel(desc):
         "divisible": sorted(divisible), "params": params,
     }
     return {"description": description, "cubin_hex": ck.asm["cubin"].hex()}
+
+
+def launch_with_triton(desc, stream):
+    """The GPU test's other half (tests/gpu/triton_launch.lua): the same kernel compiled again by
+    triton and launched by triton's own launcher (CompiledKernel[grid], which needs torch for
+    the device) on tilebench's stream, with tilebench's pointers and scalars in desc["args"]
+    (by name; triton's launcher takes every argument in the function's order, constexprs too). Refuses a cubin that differs from the one
+    tilebench launched (desc["cubin_sha256"]), so both runs are the same binary."""
+    import hashlib
+    built = _build(desc)
+    if isinstance(built, dict):
+        return built
+    _triton, ck, _params, _consts, _div, _target = built
+    got = hashlib.sha256(ck.asm["cubin"]).hexdigest()
+    if got != desc["cubin_sha256"]:
+        return {"error": "triton built a different cubin (%s) from tilebench's (%s)" % (got, desc["cubin_sha256"])}
+    fn = _load(desc["file"]).__dict__[desc["kernel"]]
+    consts = desc.get("constexprs") or {}
+    args = [consts[a] if a in consts else desc["args"][a] for a in fn.arg_names]
+    grid = tuple(list(desc["grid"]) + [1, 1])[:3]
+    ck[grid](*args, stream=int(stream))
+    return {"ok": True}
 
 
 def main(argv):

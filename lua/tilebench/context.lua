@@ -169,7 +169,8 @@ function Ctx:triton(spec)
                  num_stages = spec.num_stages or 3, arch = arch }
   local d, cubin, from_cache, key = tri.compile(desc)
   local g = spec.grid
-  local step = { grid = g, block = { d.block }, smem = d.shared, description = d }
+  -- description, key and request: what tests/gpu/triton_launch.lua hands triton's own launcher
+  local step = { grid = g, block = { d.block }, smem = d.shared, description = d, key = key, request = desc }
   local scratch = {}
   for _, p in ipairs(d.params) do
     if p.scratch and (p.size or 0) > 0 then

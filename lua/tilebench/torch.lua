@@ -93,7 +93,8 @@ function M.implementation(name, dir)
       params.dtype = case.dtype
       local desc = { file = path, ["function"] = "forward", inputs = describe_all(ins),
                      outputs = describe_all(outs), params = params }
-      local r = json.decode(py.call("make_step", json.encode(desc), ctx.props and ctx.props.index or 0))
+      -- encode_sorted: device pointers have 15 digits, json.encode keeps 14 (cjson's precision)
+      local r = json.decode(py.call("make_step", json.encode_sorted(desc), ctx.props and ctx.props.index or 0))
       if r.error then error(label .. ": " .. r.error, 0) end
       local step = py.step(r.id, label)
       -- Closed with the case's tensors (before them: the list is closed last first), so the

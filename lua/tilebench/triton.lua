@@ -137,10 +137,12 @@ local function sorted_pairs_string(t)
 end
 
 -- desc: {file, kernel, signature, constexprs, divisible, num_warps, num_stages, arch}; version:
--- triton's. The source is the whole file (a kernel may call the file's other functions).
+-- triton's. The source is the whole file (a kernel may call the file's other functions); the
+-- compile driver's source counts too, since it writes the description.
 function M.key(desc, version)
   local parts = {}
   field(parts, "version", M.KEY_VERSION)
+  field(parts, "driver", read(M.driver())) -- tb_triton.py makes the description
   field(parts, "source", read(desc.file))
   field(parts, "kernel", desc.kernel)
   field(parts, "signature", sorted_pairs_string(desc.signature))
@@ -178,7 +180,7 @@ function M.compile(desc)
   local req = { driver = M.driver(), file = desc.file, kernel = desc.kernel, signature = desc.signature,
                 constexprs = desc.constexprs or {}, divisible = desc.divisible or {},
                 num_warps = desc.num_warps, num_stages = desc.num_stages, arch = tonumber((desc.arch:gsub("^sm_", ""))) }
-  local r = json.decode(require("tb.python").call("triton_compile", json.encode(req), 0))
+  local r = json.decode(require("tb.python").call("triton_compile", json.encode_sorted(req), 0))
   if r.error or r.unsupported then
     failures[key] = errors.new("compile", string.format("%s: %s does not compile with triton %s:\n%s",
       desc.file, desc.kernel, version, r.error or r.unsupported))
@@ -186,7 +188,7 @@ function M.compile(desc)
   end
   local d = r.description
   cubin = unhex(r.cubin_hex)
-  kernel.cache_write(key .. ".json", json.encode(d))
+  kernel.cache_write(key .. ".json", json.encode_sorted(d))
   kernel.cache_write(key .. ".cubin", cubin)
   compiled[key] = { d, cubin }
   return d, cubin, false, key

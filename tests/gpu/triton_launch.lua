@@ -1,0 +1,101 @@
+-- triton_launch.lua (GPU, issue 21): the launch convention is proven, not assumed. For every
+-- operator with a `triton` implementation, at the first (smallest) case of each dtype and in its
+-- default configuration, the kernel runs twice on the same inputs: through tilebench (the plan
+-- ctx:triton builds: cubin from the cache, loaded by the backend, arguments packed by
+-- tilebench.triton) and through triton's own Python launcher (CompiledKernel[grid] on the same
+-- cubin, checked by SHA-256, on tilebench's stream and memory, host/python/tb_triton.py's
+-- launch_with_triton). Outputs are poisoned before each run and must be identical (atol = rtol
+-- = 0; NaN matches NaN). Exits 77 without a GPU, without triton, or without a CUDA torch
+-- (triton's launcher asks torch for the device).
+-- usage: tilebench script tests/gpu/triton_launch.lua [OPERATOR ...]
+local device = require("tb.device")
+local ok_dev, why = device.available()
+if not ok_dev then io.stderr:write("skipped: ", tostring(why), "\n") os.exit(77) end
+local triton = require("tilebench.triton")
+local ok_t, tver = triton.available()
+if not ok_t then io.stderr:write("skipped: ", tostring(tver), "\n") os.exit(77) end
+local ok_p, pwhy = require("tilebench.torch").available(0)
+if not ok_p then io.stderr:write("skipped (triton's launcher needs torch): ", tostring(pwhy), "\n") os.exit(77) end
+
+local opmod = require("tilebench.operator")
+local context = require("tilebench.context")
+local verify = require("tb.verify")
+local kernel = require("tb.kernel")
+local launch = require("tb.launch")
+local py = require("tb.python")
+local json = require("tilebench.json")
+
+local names = #arg > 0 and arg or opmod.list()
+local failures, checked = 0, 0
+local function fail(what, msg) failures = failures + 1; print("FAIL " .. what .. ": " .. msg) end
+
+local function sorted_names(t)
+  local out = {}
+  for k in pairs(t) do out[#out + 1] = k end
+  table.sort(out)
+  return out
+end
+
+for _, name in ipairs(names) do
+  local op = opmod.load(name)
+  local spec = op.module.implementations.triton
+  if spec then
+    for _, dtype in ipairs(opmod.dtypes(op)) do
+      local case = opmod.cases_of(op, dtype)[1]
+      local what = string.format("%s %s %s", name, dtype, case.id)
+      local ctx = context.new(op, case)
+      local ok, err = pcall(function()
+        local launched = {}
+        local own = ctx.triton
+        ctx.triton = function(self, s)
+          local step = own(self, s)
+          launched[#launched + 1] = { spec = s, step = step }
+          return step
+        end
+        local ins = op.module.inputs(case, ctx)
+        local outs = op.module.outputs(case, ins, ctx)
+        local plan = spec.plan(case, ins, outs, spec.default, ctx)
+        if #launched == 0 then error("the plan launched no triton kernel", 0) end
+        local by_tilebench = {}
+        for _, o in ipairs(sorted_names(outs)) do verify.poison(outs[o]) end
+        plan:run()
+        for _, o in ipairs(sorted_names(outs)) do
+          local copy = assert(outs[o]:copy())
+          ctx.tensors[#ctx.tensors + 1] = copy
+          by_tilebench[o] = copy
+          verify.poison(outs[o])
+        end
+        for _, l in ipairs(launched) do
+          local r = {}
+          for k, v in pairs(l.step.request) do r[k] = v end
+          r.driver = triton.driver()
+          r.grid = l.step.grid
+          r.arch = tonumber((r.arch:gsub("^sm_", "")))
+          r.cubin_sha256 = kernel.sha256(assert(kernel.cache_read(l.step.key .. ".cubin")))
+          r.args = {}
+          for argname, v in pairs(l.spec.args) do
+            if type(v) == "number" then r.args[argname] = v
+            elseif type(v) == "userdata" and require("tb.tensor").is_tensor(v) then r.args[argname] = py.describe(v).ptr
+            else local _, value = launch.value(v); r.args[argname] = value end
+          end
+          local res = json.decode(py.call("triton_launch", json.encode_sorted(r), py.stream()))
+          if res.error or res.unsupported then error("triton's launcher: " .. (res.error or res.unsupported), 0) end
+        end
+        for _, o in ipairs(sorted_names(outs)) do
+          local c = verify.compare(outs[o], by_tilebench[o], { atol = 0, rtol = 0 })
+          if not c.ok then
+            local first = c.first[1] or {}
+            error(string.format("output %s: %d of %d elements differ (first at %s: triton %s, tilebench %s)", o,
+              c.mismatches, c.numel, tostring(first.index), tostring(first.got), tostring(first.expected)), 0)
+          end
+        end
+      end)
+      ctx:close()
+      checked = checked + 1
+      if ok then print("ok   " .. what .. ": identical through triton's launcher and tilebench")
+      else fail(what, tostring(err)) end
+    end
+  end
+end
+print(string.format("triton %s: %d kernels compared, %d failed", tver, checked, failures))
+os.exit(failures == 0 and checked > 0 and 0 or 1)
