@@ -296,4 +296,61 @@ function M.triton_pointwise(t)
   }
 end
 
+-- The row family's `triton` implementation: <name>_triton.py defines <name>_kernel(<tensors>,
+-- rows, cols, <scalars>, BLOCK: constexpr [, extra constexprs]), one program per row. With
+-- loop = false the row is held whole (BLOCK = the next power of two >= cols: softmax, layernorm,
+-- rmsnorm, which read it twice); with loop = true the kernel streams the row in chunks of BLOCK
+-- columns (mean_reduction, argmax: one pass). WARPS = 0 picks num_warps from BLOCK: 8 elements
+-- per thread, 4 to 16 warps (triton's softmax tutorial's rule, give or take); BLOCK = 0 in loop
+-- mode: min(next power of two >= cols, 4096).
+-- t = { name, rows_cols = function(case) -> rows, cols, loop = bool,
+--       tensors = function(ins, outs) -> {argname = tensor},
+--       scalars = function(ctx) -> {argname = scalar} (optional), constexprs = {NAME = v} (optional) }
+local function next_pow2(n)
+  local p = 1
+  while p < n do p = p * 2 end
+  return p
+end
+M.next_pow2 = next_pow2
+
+function M.triton_rows(t)
+  local default = t.loop and { BLOCK = 0, WARPS = 0, num_stages = 3 } or { WARPS = 0, num_stages = 1 }
+  local space = t.loop and { BLOCK = { 0, 1024, 2048, 4096, 8192 }, WARPS = { 0, 4, 8, 16 }, num_stages = { 1, 3 } }
+    or { WARPS = { 0, 4, 8, 16, 32 }, num_stages = { 1 } }
+  local function block_of(cols, cfg)
+    if not t.loop then return next_pow2(cols) end
+    if cfg.BLOCK > 0 then return cfg.BLOCK end
+    return math.min(next_pow2(cols), 4096)
+  end
+  local function warps_of(block, cfg)
+    if cfg.WARPS > 0 then return cfg.WARPS end
+    return math.max(4, math.min(16, block // 256))
+  end
+  return {
+    description = t.loop and "Triton: a program per row, the row streamed in BLOCK-column chunks, fp32 accumulators"
+      or "Triton: a program per row, the whole row in registers (BLOCK = next power of two of the row)",
+    default = copy(default),
+    space = copy(space),
+    -- at most 64 elements of the row per thread, at least one 16-byte vector
+    valid = function(case, cfg)
+      local _, cols = t.rows_cols(case)
+      local block = block_of(cols, cfg)
+      local per_thread = block // (32 * warps_of(block, cfg))
+      local size = require("tb.dtype").info[case.dtype].size
+      return per_thread <= 64 and per_thread * size >= 16 and (not t.loop or block <= next_pow2(cols))
+    end,
+    plan = function(case, ins, outs, cfg, ctx)
+      local rows, cols = t.rows_cols(case)
+      local block = block_of(cols, cfg)
+      local args = t.tensors(ins, outs)
+      args.rows, args.cols = ctx.i32(rows), ctx.i32(cols)
+      for k, v in pairs(t.scalars and t.scalars(ctx) or {}) do args[k] = v end
+      local constexprs = { BLOCK = block }
+      for k, v in pairs(t.constexprs or {}) do constexprs[k] = v end
+      return ctx.plan { ctx:triton { file = t.name .. "_triton.py", kernel = t.name .. "_kernel", grid = { rows },
+        args = args, constexprs = constexprs, num_warps = warps_of(block, cfg), num_stages = cfg.num_stages } }
+    end,
+  }
+end
+
 return M

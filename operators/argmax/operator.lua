@@ -41,6 +41,15 @@ local reference, cuda = oplib.rowwise {
              fullvec = 1, reg_fullvec = { fp16 = 1 } },
 }
 op.reference = reference
-op.implementations = { cuda = cuda }
+op.implementations = {
+  cuda = cuda,
+  -- argmax_triton.py: Triton, compiled ahead of time (selected with --impl triton)
+  triton = oplib.triton_rows {
+    name = "argmax",
+    rows_cols = rows_cols,
+    loop = true,
+    tensors = function(ins, outs) return { x = ins.x, out = outs.out } end,
+  },
+}
 
 return op

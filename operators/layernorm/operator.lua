@@ -42,6 +42,16 @@ local reference, cuda = oplib.rowwise {
   stream = { dtypes = { fp16 = true, bf16 = true }, min_bytes = 16384, block = 512, stages = 2, fullvec = 1 },
 }
 op.reference = reference
-op.implementations = { cuda = cuda }
+op.implementations = {
+  cuda = cuda,
+  -- layernorm_triton.py: Triton, compiled ahead of time (selected with --impl triton)
+  triton = oplib.triton_rows {
+    name = "layernorm",
+    rows_cols = rows_cols,
+    loop = false,
+    tensors = function(ins, outs) return { x = ins.x, weight = ins.weight, bias = ins.bias, out = outs.out } end,
+    scalars = function(ctx) return { eps = ctx.f32(EPS) } end,
+  },
+}
 
 return op

@@ -35,6 +35,15 @@ local reference, cuda = oplib.rowwise {
   stream = { dtypes = { fp16 = true, bf16 = true }, min_bytes = 16384, block = 256, stages = 2 },
 }
 op.reference = reference
-op.implementations = { cuda = cuda }
+op.implementations = {
+  cuda = cuda,
+  -- mean_reduction_triton.py: Triton, compiled ahead of time (selected with --impl triton)
+  triton = oplib.triton_rows {
+    name = "mean_reduction",
+    rows_cols = rows_cols,
+    loop = true,
+    tensors = function(ins, outs) return { x = ins.x, out = outs.out } end,
+  },
+}
 
 return op

@@ -46,6 +46,17 @@ local reference, cuda = oplib.rowwise {
   stream = { dtypes = { fp16 = true, bf16 = true }, min_bytes = 16384, block = 256, stages = 2 },
 }
 op.reference = reference
-op.implementations = { cuda = cuda }
+op.implementations = {
+  cuda = cuda,
+  -- rmsnorm_triton.py: Triton, compiled ahead of time (selected with --impl triton)
+  triton = oplib.triton_rows {
+    name = "rmsnorm",
+    rows_cols = rows_cols,
+    loop = false,
+    tensors = function(ins, outs) return { x = ins.x, rms_w = ins.rms_w, out = outs.out } end,
+    scalars = function(ctx) return { eps = ctx.f32(EPS) } end,
+    constexprs = { ROUND_BEFORE_WEIGHT = ROUND_BEFORE_WEIGHT },
+  },
+}
 
 return op

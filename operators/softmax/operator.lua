@@ -37,6 +37,15 @@ local reference, cuda = oplib.rowwise {
   stream = { dtypes = {}, reg_fullvec = { fp16 = 1 } },
 }
 op.reference = reference
-op.implementations = { cuda = cuda }
+op.implementations = {
+  cuda = cuda,
+  -- softmax_triton.py: Triton, compiled ahead of time (selected with --impl triton)
+  triton = oplib.triton_rows {
+    name = "softmax",
+    rows_cols = rows_cols,
+    loop = false,
+    tensors = function(ins, outs) return { x = ins.x, out = outs.out } end,
+  },
+}
 
 return op
