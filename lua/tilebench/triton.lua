@@ -22,7 +22,7 @@ local errors = require("tb.error")
 local M = { NAME = "triton", KEY_VERSION = "tilebench-triton-1" }
 
 -- tilebench dtype -> triton's element type name
-M.ELEMENT = { fp32 = "fp32", fp16 = "fp16", bf16 = "bf16", fp8_e4m3 = "fp8e4nv", int8 = "i8", uint8 = "u8",
+M.ELEMENT = { fp32 = "fp32", fp16 = "fp16", bf16 = "bf16", fp8_e4m3 = "fp8e4nv", fp8_e5m2 = "fp8e5", int8 = "i8", uint8 = "u8",
               int32 = "i32", int64 = "i64", fp64 = "fp64", int16 = "i16" }
 -- tb.launch scalar kind -> triton scalar type
 local SCALAR = { i32 = "i32", i64 = "i64", u32 = "u32", u64 = "u64", f32 = "fp32", f64 = "fp64" }

@@ -185,4 +185,56 @@ end
 
 M.space = { VARIANT = { "tma", "pp", "wgmma", "wgmma2", "ws", "mma" }, BN = { 128, 256 }, STAGES = { 3, 4, 5, 6 } }
 
+-- The `triton` implementation (gemm_triton.py beside this file): problem(case) -> {M, N, K,
+-- batch, dtype}; names = {a =, b =, c =} the operator's tensor names. A grid of
+-- cdiv(M, BM) * cdiv(N, BN) tiles by batch. fp8 writes through bf16 (the reference's rounding).
+-- The defaults are triton's matmul tutorial's Hopper choices; BN = 0 and BK = 0 pick by dtype
+-- (TRITON_AUTO: fp32 tiles half as wide and half as deep, so three stages fit in shared memory;
+-- one-byte fp8 twice as deep).
+M.TRITON_SPACE = { BM = { 64, 128 }, BN = { 64, 128, 256 }, BK = { 32, 64, 128 }, GROUP_M = { 8 },
+                   num_warps = { 4, 8 }, num_stages = { 3, 4, 5 } }
+M.TRITON_AUTO = { fp32 = { BN = 128, BK = 32 }, fp16 = { BN = 256, BK = 64 }, bf16 = { BN = 256, BK = 64 },
+                  fp8_e4m3 = { BN = 256, BK = 128 } }
+
+local function triton_tiles(p, cfg)
+  local auto = M.TRITON_AUTO[p.dtype] or M.TRITON_AUTO.fp16
+  return cfg.BM, cfg.BN > 0 and cfg.BN or auto.BN, cfg.BK > 0 and cfg.BK or auto.BK
+end
+
+function M.triton(problem, names, default)
+  local function copy(t)
+    local o = {}
+    for k, v in pairs(t) do o[k] = type(v) == "table" and copy(v) or v end
+    return o
+  end
+  return {
+    source = "gemm_triton.py",
+    description = "Triton: BM x BN tiles, BK steps through tl.dot (wgmma), pipelined loads, grouped tile order",
+    default = copy(default),
+    space = copy(M.TRITON_SPACE),
+    -- shared memory of the pipelined A and B tiles within the H200's 227 KiB; a tile of at most
+    -- 128 x 256 fp32 accumulators per 4 warps' worth of registers
+    valid = function(case, cfg)
+      local p = problem(case)
+      local bm, bn, bk = triton_tiles(p, cfg)
+      local size = require("tb.dtype").info[p.dtype].size
+      local smem = (bm * bk + bk * bn) * size * cfg.num_stages
+      return smem <= 227 * 1024 and bm * bn // (32 * cfg.num_warps) <= 256
+    end,
+    supports = function(case) return M.supports(problem(case)) end,
+    plan = function(case, ins, outs, cfg, ctx)
+      local p = problem(case)
+      local bm, bn, bk = triton_tiles(p, cfg)
+      local grid = { ctx.cdiv(p.M, bm) * ctx.cdiv(p.N, bn), p.batch }
+      return ctx.plan { ctx:triton { file = "gemm_triton.py", kernel = "gemm_kernel", grid = grid,
+        args = { a = ins[names.a], b = ins[names.b], c = outs[names.c], M = ctx.i32(p.M), N = ctx.i32(p.N),
+                 K = ctx.i32(p.K), stride_a = ctx.i64(p.M * p.K), stride_b = ctx.i64(p.K * p.N),
+                 stride_c = ctx.i64(p.M * p.N) },
+        constexprs = { BM = bm, BN = bn, BK = bk, GROUP_M = cfg.GROUP_M,
+                       EVEN_K = p.K % bk == 0, OUT_VIA_BF16 = p.dtype == "fp8_e4m3" },
+        num_warps = cfg.num_warps, num_stages = cfg.num_stages } }
+    end,
+  }
+end
+
 return M

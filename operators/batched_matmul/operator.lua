@@ -42,6 +42,9 @@ op.implementations = {
       return gemm.lib_plan(problem(case), ins.A, ins.B, outs.C, ctx)
     end,
   },
+  -- operators/_shared/gemm_triton.py: Triton, compiled ahead of time (selected with --impl triton)
+  triton = gemm.triton(problem, { a = "A", b = "B", c = "C" },
+    { BM = 64, BN = 128, BK = 0, GROUP_M = 8, num_warps = 4, num_stages = 3 }),
 }
 op.baseline = "lib"
 return op

@@ -46,6 +46,9 @@ op.implementations = {
       return gemm.lib_plan(problem(case), ins.a, ins.b, outs.c, ctx)
     end,
   },
+  -- operators/_shared/gemm_triton.py: Triton, compiled ahead of time (selected with --impl triton)
+  triton = gemm.triton(problem, { a = "a", b = "b", c = "c" },
+    { BM = 128, BN = 0, BK = 0, GROUP_M = 8, num_warps = 8, num_stages = 3 }),
 }
 op.baseline = "lib"
 return op
