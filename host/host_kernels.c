@@ -75,6 +75,30 @@ int host_kernel_headers(const char *source, rtc_header *headers, int max) {
   return n;
 }
 
+/* Compiles host/kernels/<file> (a .cu) for arch into r: the one place its program name, headers
+ * and options are chosen, so a compile-only warm-up and a run share the cache key. */
+static gpu_status host_compile(const char *arch, const char *file, const char *source, rtc_result *r) {
+  rtc_header headers[MAX_HOST_HEADERS];
+  int n_headers = host_kernel_headers(source, headers, MAX_HOST_HEADERS);
+  char program[160];
+  snprintf(program, sizeof program, "host/kernels/%s", file);
+  return rtc_compile(source, program, headers, n_headers, NULL, 0, arch, r);
+}
+
+gpu_status host_kernels_compile(const char *arch, int *compiled, int *cached) {
+  *compiled = *cached = 0;
+  for (const struct tb_embedded_source *s = tb_embedded_sources; s->name; s++) {
+    if (is_header(s->name)) continue;
+    rtc_result r;
+    gpu_status st = host_compile(arch, s->name, s->text, &r);
+    if (st != GPU_OK) return st;
+    if (r.from_cache) (*cached)++;
+    else (*compiled)++;
+    rtc_result_free(&r);
+  }
+  return GPU_OK;
+}
+
 /* Compiles and loads host/kernels/<file> once. */
 static gpu_status host_module(const gpu_backend *b, const char *arch, const char *file, gpu_module **out) {
   for (int i = 0; i < n_host_modules; i++)
@@ -89,12 +113,8 @@ static gpu_status host_module(const gpu_backend *b, const char *arch, const char
   if (n_host_modules == MAX_HOST_MODULES || strlen(file) >= sizeof host_modules[0].file)
     return gpu_set_error(GPU_ERR_INVALID, "host kernel '%s': too many host kernel files or name too long", file);
 
-  rtc_header headers[MAX_HOST_HEADERS];
-  int n_headers = host_kernel_headers(source, headers, MAX_HOST_HEADERS);
-  char program[160];
-  snprintf(program, sizeof program, "host/kernels/%s", file);
   rtc_result r;
-  gpu_status st = rtc_compile(source, program, headers, n_headers, NULL, 0, arch, &r);
+  gpu_status st = host_compile(arch, file, source, &r);
   gpu_module *m = NULL;
   if (st == GPU_OK) st = b->module_load_image(&m, r.image, r.size);
   rtc_result_free(&r);

@@ -14,6 +14,11 @@
  * says what: a file not embedded, the compiler's log, or the driver's "function not found". */
 gpu_status host_kernel(const gpu_backend *b, const char *arch, const char *file, const char *kernel,
                        gpu_function **f);
+/* Compiles every embedded host kernel source (the .cu files) for arch into the compile cache
+ * without loading it (no device needed), as host_kernel would: a run's precompile phase does this
+ * so that no worker compiles them inside a case's time limit. Counts what was compiled and what
+ * the cache already held. */
+gpu_status host_kernels_compile(const char *arch, int *compiled, int *cached);
 /* The embedded text of host/kernels/<name> (NULL if absent): the one copy the host kernels
  * compile from. */
 const char *host_kernel_source(const char *name, size_t *size);

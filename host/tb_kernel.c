@@ -17,6 +17,8 @@
  *   tb.kernel.sha256(data)            -> 64 lowercase hex digits
  *   tb.kernel.host_source(file)       -> text | nil   host/kernels/<file> as embedded in this binary
  *                                                    (the one copy the host's kernels compile from)
+ *   tb.kernel.compile_host(arch)      -> compiled, cached   compiles (no GPU, not loaded) every
+ *                                                    host kernel source for arch into the cache
  *   module:get(name [, signature])    -> function    signature: {"ptr", "i64", ...} (kinds:
  *                                                    ptr i32 i64 u32 u64 f32 f64), checked against
  *                                                    the driver's parameter sizes when it can tell
@@ -33,6 +35,7 @@
 #include <string.h>
 
 #include "gpu/sha256.h"
+#include "host_kernels.h"
 #include "tb.h"
 
 #define MODULE_MT "tb.module"
@@ -461,6 +464,14 @@ static int l_host_source(lua_State *L) {
   return 1;
 }
 
+static int l_compile_host(lua_State *L) {
+  int compiled = 0, cached = 0;
+  tb_check_gpu(L, host_kernels_compile(luaL_checkstring(L, 1), &compiled, &cached));
+  lua_pushinteger(L, compiled);
+  lua_pushinteger(L, cached);
+  return 2;
+}
+
 static int l_cache_read(lua_State *L) {
   const char *name = luaL_checkstring(L, 1);
   char *data = NULL;
@@ -506,6 +517,7 @@ static const luaL_Reg kernel_functions[] = {
   {"cache_dir", l_cache_dir},
   {"sha256", l_sha256},
   {"host_source", l_host_source},
+  {"compile_host", l_compile_host},
   {"load", l_load},
   {"load_image", l_load_image},
   {"compile", l_compile},

@@ -118,8 +118,18 @@ end
 -- ---- in parallel ------------------------------------------------------------------------------
 -- A child's share (the units assign() gives process k of n), one line per unit on out:
 -- "unit\t<i>\t<key>:<c|h>,..." or "fail\t<i>\t<error class or ->\t<error on one line>", then "done".
+-- Process 1 first compiles the host's own kernels and says "host\t\t<compiled>:<cached>" or
+-- "hostfail\t\t<error>".
 function M.run_part(units, k, n, out)
   local mine = M.assign(units, n)
+  if k == 1 then
+    -- The host's own kernels (fill, poison, compare, eviction, clock probe) too: a worker on an
+    -- empty cache would otherwise compile them inside its first case's time limit.
+    local okh, compiled, cached = pcall(require("tb.kernel").compile_host, context.compile_arch)
+    if okh then out:write("host\t\t", compiled, ":", cached, "\n")
+    else out:write("hostfail\t\t", (tostring(compiled):gsub("[\r\n\t]", " ")), "\n") end
+    out:flush()
+  end
   for i, u in ipairs(units) do
     if mine[i] == k then
       local nk, keys, class = M.compile_unit(u)
@@ -189,6 +199,11 @@ function M.parallel(units, jobs, argv_of, opts)
             sum.failures[i] = rest
             sum.classes[i] = class ~= "-" and class or nil
             if opts.on_fail then opts.on_fail(units[i], rest) end
+          elseif kind == "host" then
+            local hc, hh = rest:match("^(%d+):(%d+)$")
+            sum.host = { compiled = tonumber(hc), cached = tonumber(hh) }
+          elseif kind == "hostfail" then
+            sum.problems[#sum.problems + 1] = "compiling the host's own kernels: " .. rest
           elseif kind == "done" then
             c.done = true
           end
@@ -296,7 +311,8 @@ end
 function M.record(sum)
   return { seconds = sum.seconds, jobs = sum.jobs, plans = sum.plans, plans_done = sum.done,
            plans_failed = sum.failed_plans, kernels = sum.kernels, compiled = sum.compiled, cached = sum.cached,
-           failed = #sum.groups_failed, failures = sum.groups_failed, problems = sum.problems }
+           failed = #sum.groups_failed, failures = sum.groups_failed, problems = sum.problems,
+           host_kernels = sum.host }
 end
 
 function M.summary_line(sum)

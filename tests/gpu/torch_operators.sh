@@ -13,7 +13,9 @@ TB=${TILEBENCH:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cat > "$work/probe.lua" <<'LUA'
-local ok, why, info = require("tilebench.torch").available(0)
+-- available() gives true, info or false, why, info
+local ok, a, b = require("tilebench.torch").available(0)
+local why, info = (not ok) and a or nil, (ok and a or b) or {}
 io.write(ok and "ok" or ("no: " .. tostring(why)), "\n")
 io.write(string.format("python %s, torch %s, torch CUDA %s\n", tostring(info.python), tostring(info.torch),
   tostring(info.torch_cuda)))

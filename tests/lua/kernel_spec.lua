@@ -34,6 +34,14 @@ describe("tb.kernel", function()
       pending("libnvrtc is absent: " .. tostring(device.versions().nvrtc_error))
       return
     end
+    it("compile_host compiles every host kernel source without a device, then finds them cached", function()
+      local compiled, cached = kernel.compile_host("sm_90")
+      assert.equals(5, compiled + cached) -- peaks, tensor, verify, evict, clock_probe (.cu only)
+      local compiled2, cached2 = kernel.compile_host("sm_90")
+      assert.equals(0, compiled2)
+      assert.equals(5, cached2)
+    end)
+
     it("compiles, then answers from the cache", function()
       local opts = { name = "axpy.cu", load = false, arch = "sm_90", defines = { SCALE = "1.0f" } }
       local a = assert(kernel.compile(source, opts))
