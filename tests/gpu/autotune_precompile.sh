@@ -2,8 +2,8 @@
 # GPU: compilation is not measurement. softmax fp16 at its last case, autotune mode, from an empty
 # NVRTC cache, under an 8 s per-implementation limit: the precompile phase compiles every valid
 # candidate first (in parallel), so the case ends ok with the halving search's record (screened
-# candidates, 3 finalists) and no timeout. The same from another empty cache with --no-precompile
-# compiles the candidates inside the limit and times out: the phase is what keeps them out.
+# candidates, 3 finalists) and no timeout. (Before the phase also compiled the host's own kernels,
+# this case timed out on the H200: a worker compiled them inside the limit.)
 set -u
 TB=${TILEBENCH:?}
 "$TB" devices >/dev/null 2>&1 || { echo "no GPU/driver: skipped"; exit 77; }
@@ -33,7 +33,9 @@ for _, r in ipairs(rows) do
 end
 LUA
 "$TB" script "$work/check.lua" "$work/results/precompile/runs/$run/journal.jsonl" || fail=1
+# For contrast (not asserted: whether the compiles fit in the limit depends on the machine's
+# compile speed): the same from another empty cache with --no-precompile, where the worker
+# compiles the host kernels and every candidate inside the case's limit.
 out=$(TILEBENCH_CACHE_DIR="$work/cache2" "$TB" "${args[@]}" --no-precompile 2>&1)
-grep -qE "fp16 +cuda .* timeout" <<<"$out" && echo "ok   --no-precompile: the compiles hit the limit" \
-  || { echo "FAIL --no-precompile did not time out: $out"; fail=1; }
+echo "info --no-precompile: $(grep -E "fp16 +cuda " <<<"$out" | tr -s ' ')"
 exit $fail

@@ -16,7 +16,7 @@ echo "$probe"
 ops=$(cd "${TILEBENCH_HOME:?}/operators" && ls */*_triton.py | cut -d/ -f1 | tr '\n' ',' | sed 's/,$//')
 [ -n "$ops" ] || { echo "FAIL no operator has a triton file"; exit 1; }
 export TILEBENCH_RESULTS_DIR="$work"
-"$TB" run --operator "$ops" --impl cuda,triton --cases first --gpu tritoncheck --mode fixed --warmup 3 --repeat 10 \
+"$TB" run --operator "$ops" --impl cuda,triton --cases first --gpu tritoncheck --protocol fixed --warmup 3 --repeat 10 \
   >"$work/ops.txt" 2>&1
 rc=$?
 cat "$work/ops.txt"
