@@ -10,7 +10,7 @@
 # smoke, examples, torch (the torch GPU test and bench/torch's cross-check table),
 # torch-operators / torch-autotune (all operators with torch, cuda and lib),
 # triton (the Triton GPU tests: launcher identity, every triton row verifying at the first case),
-# triton-operators (every operator with a triton file: torch, cuda, lib and triton, default mode),
+# triton-operators (all operators with torch, cuda, lib and triton, default mode),
 # or any other string: a bash command, logged as custom1, custom2, ...
 # Expects a build in ./build (carried from the build machine). Logs go to OUTDIR/logs/, results
 # to ./results and ./peaks; OUTDIR/session.tgz bundles logs and results for the trip back.
@@ -121,7 +121,7 @@ for s in "$@"; do
       # tilebench gives identical outputs; tests/gpu/triton_operators.sh: the triton rows verify.
       STAGE_TIMEOUT=${STAGE_TIMEOUT:-600} stage triton-test bash -c "python3 -c 'import triton, torch; print(triton.__version__, torch.__version__)'; cd build && ctest -R 'gpu_triton' --output-on-failure --timeout 600" ;;
     triton-operators)
-      ops=$(cd operators && ls */*_triton.py | cut -d/ -f1 | tr '\n' ',' | sed 's/,$//')
+      ops=$(ls operators | grep -v '^_' | tr '\n' ',' | sed 's/,$//')
       stage triton-operators "$TB" run --operator "$ops" --impl torch,cuda,lib,triton --gpu H200 --quiet ;;
     torch-probe)
       # Why torch can or cannot run here: the embedded bridge's answer and the plain interpreter's.

@@ -13,7 +13,10 @@ printf '%s\n' 'local ok, v = require("tilebench.triton").available()' 'print(ok 
 probe=$("$TB" script "$work/probe.lua" 2>&1)
 echo "$probe"
 [ "$(head -1 <<<"$probe")" = ok ] || { echo "triton cannot run here: skipped"; exit 77; }
-ops=$(cd "${TILEBENCH_HOME:?}/operators" && ls */*_triton.py | cut -d/ -f1 | tr '\n' ',' | sed 's/,$//')
+# the operators whose operator.lua has a `triton` implementation (the matmuls' kernel is shared)
+printf '%s\n' 'for _, n in ipairs(require("tilebench.operator").list()) do' \
+  '  if require("tilebench.operator").load(n).module.implementations.triton then print(n) end end' > "$work/ops.lua"
+ops=$("$TB" script "$work/ops.lua" | tr '\n' ',' | sed 's/,$//')
 [ -n "$ops" ] || { echo "FAIL no operator has a triton file"; exit 1; }
 export TILEBENCH_RESULTS_DIR="$work"
 "$TB" run --operator "$ops" --impl cuda,triton --cases first --gpu tritoncheck --protocol fixed --warmup 3 --repeat 10 \

@@ -46,6 +46,12 @@ function M.run(args)
     io.write(string.format("    %-8s %s; runs when named (--impl torch,...), then the speedup baseline\n",
       "torch", torch_spec.description or ""))
   end
+  local triton_spec = op.module.implementations.triton
+  if triton_spec then
+    local n = #require("tilebench.runner").candidates(triton_spec)
+    io.write(string.format("    %-8s default {%s}, %d autotune candidates  %s; runs when named (--impl triton,...)\n",
+      "triton", require("tilebench.runner").config_string(triton_spec.default), n, triton_spec.description or ""))
+  end
   if c.verify then
     io.write(string.format("  verify override: atol %s rtol %s\n", tostring(c.verify.atol), tostring(c.verify.rtol)))
   end
