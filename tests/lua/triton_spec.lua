@@ -125,4 +125,27 @@ describe("tilebench.triton", function()
     assert.equal("triton", op.known_impls[#op.known_impls])
     assert.same({ "cuda", "triton" }, require("tilebench.campaign").impls_for(op, { impls = { "triton", "cuda" } }))
   end)
+
+  it("has a triton implementation for every operator whose default is valid at every case", function()
+    local names = opmod.list()
+    assert.is_true(#names >= 12)
+    for _, name in ipairs(names) do
+      local op = opmod.load(name)
+      local spec = op.module.implementations.triton
+      assert.is_table(spec, name .. " has no triton implementation")
+      assert.is_table(spec.space, name)
+      for _, case in ipairs(op.cases) do
+        assert.is_true(spec.valid == nil or spec.valid(case, spec.default), name .. " " .. case.dtype .. " " .. case.id)
+      end
+      -- the space has valid candidates at the largest case of each dtype
+      for _, dtype in ipairs(opmod.dtypes(op)) do
+        local cs = opmod.cases_of(op, dtype)
+        local n = 0
+        for _, cfg in ipairs(require("tilebench.runner").candidates(spec)) do
+          if spec.valid == nil or spec.valid(cs[#cs], cfg) then n = n + 1 end
+        end
+        assert.is_true(n >= 2, name .. " " .. dtype .. ": " .. n .. " valid candidates")
+      end
+    end
+  end)
 end)
