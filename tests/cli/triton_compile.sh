@@ -36,4 +36,39 @@ printf '{"name": "damaged"' > "$victim"
 out=$("$TILEBENCH" compile --operator mul2,softmax --impl triton --cases first --jobs 1 2>&1) || fail "third compile: $out"
 grep -q "1 compiled, 11 cached" <<<"$out" || fail "the damaged entry was not compiled again: $out"
 grep -q '"params"' "$victim" || fail "the damaged description was not replaced"
+
+# the driver's own check of a description against the PTX entry: count, widths, pointers
+python3 - "${TILEBENCH_HOME:?}/host/python" <<'PY' || fail "tb_triton.check_params"
+import sys
+sys.path.insert(0, sys.argv[1])
+import tb_triton as t
+ptx = """.visible .entry k(
+	.param .u64 .ptr .global .align 1 k_param_0,
+	.param .u32 k_param_1,
+	.param .u64 .ptr .global .align 1 k_param_2,
+	.param .u64 .ptr .global .align 1 k_param_3
+)"""
+entry = t.ptx_params(ptx, "k")
+assert entry == [("u64", True), ("u32", False), ("u64", True), ("u64", True)], entry
+ok = [{"name": "x", "kind": "ptr", "bytes": 8}, {"name": "n", "kind": "i32", "bytes": 4},
+      {"name": "global_scratch", "kind": "ptr", "bytes": 8}, {"name": "profile_scratch", "kind": "ptr", "bytes": 8}]
+t.check_params(ok, entry)
+for bad, why in [(ok[:3], "lists 3 parameters"),
+                 ([ok[0], {"name": "n", "kind": "i64", "bytes": 8}] + ok[2:], "parameter 1 (n)"),
+                 ([{"name": "x", "kind": "u64", "bytes": 8}] + ok[1:], "parameter 0 (x)")]:
+    try:
+        t.check_params(bad, entry)
+    except ValueError as e:
+        assert why in str(e), (why, str(e))
+    else:
+        raise AssertionError("accepted: %s" % why)
+for ty in ("i1", "fp16", "bf16", "i8"):
+    try:
+        t.param_kind(ty)
+    except ValueError as e:
+        assert "not supported" in str(e)
+    else:
+        raise AssertionError("packed %s" % ty)
+print("check_params ok")
+PY
 echo ok
