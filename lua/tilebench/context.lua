@@ -186,6 +186,12 @@ function Ctx:triton(spec)
       triton_modules[key] = mod
     end
     step.fn = mod:get(d.name)
+    -- the kernel was specialised for 16-byte aligned pointers (triton.signature): hold them to it
+    for argname, v in pairs(spec.args) do
+      if tensor.is_tensor(v) and require("tb.python").describe(v).ptr % 16 ~= 0 then
+        error(string.format("triton: %s: argument %s is not 16-byte aligned", d.name, argname), 0)
+      end
+    end
   end
   step.args = tri.pack(d, spec.args, scratch)
   return step
