@@ -19,6 +19,16 @@ JOBS=${JOBS:-$(nproc)}
 "$TB" compile --operator "$OPS" --jobs "$JOBS" --quiet
 "$TB" compile --operator "$OPS" --autotune --cases last --jobs "$JOBS" --quiet
 "$TB" script tests/gpu/operators_cpu_check.lua --compile-only
+# The triton implementations' default configurations, where triton imports here (the same pinned
+# version as on the GPU machine, or the cache keys differ and it compiles them itself).
+printf '%s\n' 'local ok, v = require("tilebench.triton").available()' 'print(ok and "ok" or ("no: " .. tostring(v)))' \
+  > "$CACHE/.triton-probe.lua"
+if [ "$("$TB" script "$CACHE/.triton-probe.lua" 2>&1 | head -1)" = ok ]; then
+  "$TB" compile --operator "$OPS" --impl triton --jobs "$JOBS" --quiet
+else
+  echo "triton does not import here: its kernels are left to the GPU machine"
+fi
+rm -f "$CACHE/.triton-probe.lua"
 find "$TILEBENCH_CACHE_DIR" -name '.*.tmp-*' -delete  # temp files of atomic_write
 tar czf "$TGZ" -C "$TILEBENCH_CACHE_DIR" .
 echo "packed $(find "$TILEBENCH_CACHE_DIR" -type f | wc -l) cache files into $TGZ ($(du -h "$TGZ" | cut -f1))"
