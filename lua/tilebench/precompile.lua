@@ -178,6 +178,13 @@ function M.parallel(units, jobs, argv_of, opts)
   local sum = { plans = #units, done = 0, failed_plans = 0, jobs = jobs, failures = {}, classes = {}, problems = {},
                 kernels = 0, compiled = 0, cached = 0 }
   local keys, finished, live = {}, 0, #procs
+  -- A child's warnings (a damaged cache entry recompiled) reach the user; the rest of its stderr
+  -- stays for the problem report (stderr_tail).
+  local function forward_warnings(c)
+    for l in (c.p:take_stderr() or ""):gmatch("[^\n]+") do
+      if l:find("warning:", 1, true) then io.stderr:write(l, "\n") end
+    end
+  end
   local limit = opts.unit_timeout or 300
   while live > 0 do
     for _, c in ipairs(procs) do
@@ -185,6 +192,7 @@ function M.parallel(units, jobs, argv_of, opts)
         local line, why = c.p:read_line(0.02)
         if line then
           c.last = sys.monotonic()
+          forward_warnings(c)
           local kind, i, rest = line:match("^(%a+)\t?(%d*)\t?(.*)$")
           i = tonumber(i)
           if kind == "unit" and i then
@@ -211,6 +219,7 @@ function M.parallel(units, jobs, argv_of, opts)
         elseif why == "eof" or sys.monotonic() - c.last > limit then
           if why ~= "eof" then c.p:kill("KILL") end
           local how, code = c.p:wait()
+          forward_warnings(c)
           if not c.done or how ~= "exit" or code ~= 0 then
             sum.problems[#sum.problems + 1] = string.format("compile process %d/%d %s before finishing:\n%s", c.k,
               jobs, why == "eof" and string.format("ended (%s %s)", tostring(how), tostring(code))
