@@ -4,8 +4,11 @@ BUILD   ?= build
 JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 GPU     ?=
 RUN_ARGS ?= campaigns/smoke.lua $(if $(GPU),--gpu $(GPU),)
+# The one list of Debian packages the build and its tests need (.ci/run installs through it too);
+# python3 and libpython3-dev for the embedded interpreter (torch, Triton; opened by dlopen at run
+# time). DEB_EXTRA adds optional ones (CI: chromium for the report test, python3-pip for triton).
 DEB_PKGS := cmake build-essential pkg-config liblua5.4-dev lua-filesystem-dev lua-cjson-dev \
-            libyaml-dev lua-busted
+            libyaml-dev lua-busted python3 libpython3-dev $(DEB_EXTRA)
 
 .PHONY: all build run test test-gpu deps clean
 
