@@ -18,16 +18,7 @@
 #include "measure/measure.h"
 #include "verify.h"
 
-static int failures;
-#define CHECK(cond, ...)                                                \
-  do {                                                                  \
-    if (!(cond)) {                                                      \
-      failures++;                                                       \
-      fprintf(stderr, "%s:%d: FAILED %s: ", __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                                     \
-      fputc('\n', stderr);                                              \
-    }                                                                   \
-  } while (0)
+#include "check.h"
 
 /* ---- verify.cu on the host: the rule and the result layout of host/kernels/verify.cu --------- */
 

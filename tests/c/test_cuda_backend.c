@@ -10,16 +10,7 @@
 
 #include "gpu/gpu.h"
 
-static int failures;
-#define CHECK(cond, ...)                                                \
-  do {                                                                  \
-    if (!(cond)) {                                                      \
-      failures++;                                                       \
-      fprintf(stderr, "%s:%d: FAILED %s: ", __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                                     \
-      fputc('\n', stderr);                                              \
-    }                                                                   \
-  } while (0)
+#include "check.h"
 #define OK(call) CHECK((call) == GPU_OK, "%s", gpu_last_error())
 
 static const char *source =

@@ -10,16 +10,7 @@
 
 #include "gpu/gpu.h"
 
-static int failures;
-#define CHECK(cond, ...)                                              \
-  do {                                                                \
-    if (!(cond)) {                                                    \
-      failures++;                                                     \
-      fprintf(stderr, "%s:%d: FAILED %s: ", __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                                   \
-      fputc('\n', stderr);                                            \
-    }                                                                 \
-  } while (0)
+#include "check.h"
 
 static void missing_library_names_every_place(void) {
   setenv("TILEBENCH_CUDA_LIB_DIR", "/nonexistent/tb-explicit", 1);

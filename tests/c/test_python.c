@@ -14,16 +14,7 @@
 #include "launch_plan.h"
 #include "python.h"
 
-static int failures;
-#define CHECK(cond, ...)                                 \
-  do {                                                   \
-    if (!(cond)) {                                       \
-      failures++;                                        \
-      fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);    \
-      fprintf(stderr, __VA_ARGS__);                      \
-      fputc('\n', stderr);                               \
-    }                                                    \
-  } while (0)
+#include "check.h"
 
 int main(void) {
   const char *why;

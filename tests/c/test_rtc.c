@@ -10,16 +10,7 @@
 
 #include "gpu/gpu.h"
 
-static int failures;
-#define CHECK(cond, ...)                                                \
-  do {                                                                  \
-    if (!(cond)) {                                                      \
-      failures++;                                                       \
-      fprintf(stderr, "%s:%d: FAILED %s: ", __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                                     \
-      fputc('\n', stderr);                                              \
-    }                                                                   \
-  } while (0)
+#include "check.h"
 
 static const char *kernel =
   "extern \"C\" __global__ void scale(float *x, float a, long n) {\n"
