@@ -5,17 +5,7 @@
 # the others complete, and that a run killed with SIGKILL and resumed ends with the CSVs of an
 # uninterrupted run.
 set -u
-TB=${TILEBENCH:?}
-HOME_DIR=${TILEBENCH_HOME:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-export TILEBENCH_OPERATOR_PATH="$HOME_DIR/tests/fixtures/operators"
-export TILEBENCH_RUNNER=tests.fixtures.fake_runner
-fail=0
-check() { # description, command...
-  local what=$1; shift
-  if "$@"; then echo "ok   $what"; else echo "FAIL $what"; fail=1; fi
-}
+. "${TILEBENCH_HOME:?}/tests/fixtures/fake_run_prologue.sh" # TB, HOME_DIR, work, fail, check
 status_of() { # csv, case n, impl -> status column
   awk -F, -v n="n=$2" -v impl="status_$3" 'NR==1 {for (i=1;i<=NF;i++) col[$i]=i; next}
     $1==n {print $col[impl]}' "$1"

@@ -5,17 +5,7 @@
 # is a warning and `run --resume` of the merged run fills it in; runs that do not belong
 # together are refused with exit status 2 and a message naming them.
 set -u
-TB=${TILEBENCH:?}
-HOME_DIR=${TILEBENCH_HOME:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-export TILEBENCH_OPERATOR_PATH="$HOME_DIR/tests/fixtures/operators"
-export TILEBENCH_RUNNER=tests.fixtures.fake_runner
-fail=0
-check() { # description, command...
-  local what=$1; shift
-  if "$@"; then echo "ok   $what"; else echo "FAIL $what"; fail=1; fi
-}
+. "${TILEBENCH_HOME:?}/tests/fixtures/fake_run_prologue.sh" # TB, HOME_DIR, work, fail, check
 expect() { # status, pattern, merge args... (results dir: $work/cluster)
   local want=$1 pat=$2; shift 2
   local out rc

@@ -11,17 +11,7 @@
 #   operator's grid as it is now (a real worker then refuses a case id the grid lost:
 #   runner_spec); a format-1 run.json (no items) still resumes and merges.
 set -u
-TB=${TILEBENCH:?}
-HOME_DIR=${TILEBENCH_HOME:?}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-export TILEBENCH_OPERATOR_PATH="$HOME_DIR/tests/fixtures/operators"
-export TILEBENCH_RUNNER=tests.fixtures.fake_runner
-fail=0
-check() { # description, command...
-  local what=$1; shift
-  if "$@"; then echo "ok   $what"; else echo "FAIL $what"; fail=1; fi
-}
+. "${TILEBENCH_HOME:?}/tests/fixtures/fake_run_prologue.sh" # TB, HOME_DIR, work, fail, check
 ops=broken_unwritten,broken_wrong_result
 csvs="broken_unwritten_default broken_wrong_result_default"
 run() { # results dir, out file, args... -> prints the run dir
