@@ -63,6 +63,23 @@ static int fail(char *err, size_t cap, const char *path, const char *step, int e
   return -1;
 }
 
+/* Whether this process has not yet swept dir for orphans (and now will): a sweep reads the whole
+ * directory, and the compile cache holds thousands of entries written one after another, so a
+ * sweep per write would cost a directory scan per kernel. Orphans appear only when a writer is
+ * killed, so once per directory per process is enough; a later process sweeps again. Remembers
+ * the last 32 directories by hash (single-threaded callers). */
+static int first_sweep(const char *dir) {
+  static uint64_t seen[32];
+  static unsigned next;
+  uint64_t h = 1469598103934665603ull;
+  for (const char *c = dir; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
+  h |= 1; /* never 0, the empty slot */
+  for (unsigned i = 0; i < sizeof seen / sizeof seen[0]; i++)
+    if (seen[i] == h) return 0;
+  seen[next++ % (sizeof seen / sizeof seen[0])] = h;
+  return 1;
+}
+
 int atomic_write(const char *path, const void *data, size_t len, char *err, size_t errcap) {
   char dir[PATH_MAX], host[40], tmp[PATH_MAX + 128];
   const char *base;
@@ -72,7 +89,7 @@ int atomic_write(const char *path, const void *data, size_t len, char *err, size
   int n = snprintf(tmp, sizeof tmp, "%s/.%s" TMP_TAG "%s-%ld-%016llx", dir, base, host, (long)getpid(),
                    (unsigned long long)random64());
   if (n < 0 || (size_t)n >= sizeof tmp) return fail(err, errcap, path, "temp name", ENAMETOOLONG);
-  atomic_clean_orphans(dir);
+  if (first_sweep(dir)) atomic_clean_orphans(dir);
 
   const char *step = "create temp file";
   int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);

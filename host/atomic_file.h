@@ -12,7 +12,8 @@
 /* Replaces path with data[0..len): writes "<dir>/.<name>.tmp-<host>-<pid>-<random>", fsyncs it,
  * renames it over path and fsyncs the directory. On any failure the temp file is removed, the
  * old file (if any) is untouched, and err holds "write PATH: STEP: strerror" (returns -1, errno
- * set). Before writing, orphan temp files in the directory are removed (atomic_clean_orphans). */
+ * set). Before its first write into a directory, a process removes the orphan temp files there
+ * (atomic_clean_orphans). */
 int atomic_write(const char *path, const void *data, size_t len, char *err, size_t errcap);
 
 /* Removes temp files left in dir by killed writers: those of this host whose pid is gone, and
