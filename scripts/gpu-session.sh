@@ -10,7 +10,8 @@
 # smoke, examples, torch (the torch GPU test and bench/torch's cross-check table),
 # torch-operators / torch-autotune (all operators with torch, cuda and lib),
 # triton (the Triton GPU tests: launcher identity, every triton row verifying at the first case),
-# triton-operators (all operators with torch, cuda, lib and triton, default mode),
+# triton-operators (all operators with torch, cuda, lib and triton, default mode), triton-autotune
+# (the same in autotune mode), triton-proton (bench/triton/proton.sh: our times against Proton's),
 # or any other string: a bash command, logged as custom1, custom2, ...
 # Expects a build in ./build (carried from the build machine). Logs go to OUTDIR/logs/, results
 # to ./results and ./peaks; OUTDIR/session.tgz bundles logs and results for the trip back.
@@ -32,6 +33,8 @@ if [ -f "$ROOT/build/nvrtc-cache.tgz" ]; then
 fi
 export PYTHONUNBUFFERED=1
 summary=$OUTDIR/summary.txt
+# The operators of the operator stages: $OPS (comma-separated) where given, else every operator.
+OPS=${OPS:-$(ls operators | grep -v '^_' | tr '\n' ',' | sed 's/,$//')}
 
 # SESSION_DEADLINE (seconds since the epoch) caps every stage, so that the bundle is still made
 # before the device tool's command limit ends the call.
@@ -71,13 +74,13 @@ for s in "$@"; do
     fidelity)
       stage fidelity bash bench/timing_fidelity/run.sh "$OUTDIR/fidelity" ;;
     operators)
-      ops=$(ls operators | grep -v '^_' | tr '\n' ',' | sed 's/,$//')
+      ops=$OPS
       stage operators "$TB" run --operator "$ops" --gpu H200 --quiet ;;
     autotune)
-      ops=$(ls operators | grep -v '^_' | tr '\n' ',' | sed 's/,$//')
+      ops=$OPS
       stage autotune "$TB" run --operator "$ops" --gpu H200 --autotune --quiet ;;
     autotune-last)
-      ops=$(ls operators | grep -v '^_' | tr '\n' ',' | sed 's/,$//')
+      ops=$OPS
       stage autotune-last "$TB" run --operator "$ops" --gpu H200 --autotune --cases last --quiet ;;
     autotune-full-cold|autotune-full-warm)
       # Its own cache outside the tree and OUTDIR (both are fresh each call of the device tool;
@@ -85,7 +88,7 @@ for s in "$@"; do
       # one, which must run in a later call on the same machine (each may take ~10 minutes).
       # Wall time in OUTDIR/<stage>.wall_s; the run's precompile line and provenance.json hold
       # the compile phase's share.
-      ops=$(ls operators | grep -v '^_' | tr '\n' ',' | sed 's/,$//')
+      ops=$OPS
       acache=${AUTOTUNE_CACHE:-/tmp/tilebench-autotune-cache}
       [ "$s" = autotune-full-cold ] && rm -rf "$acache"
       if [ "$s" = autotune-full-warm ] && [ -z "$(ls -A "$acache" 2>/dev/null)" ]; then
@@ -111,18 +114,24 @@ for s in "$@"; do
       STAGE_TIMEOUT=${STAGE_TIMEOUT:-600} stage torch-test bash -c "cd build && ctest -R gpu_torch_operators --output-on-failure --timeout 600"
       STAGE_TIMEOUT=${STAGE_TIMEOUT:-900} stage torch-crosscheck bash bench/torch/crosscheck.sh "$TB" "$ROOT/bench/results/torch" ;;
     torch-operators)
-      ops=$(ls operators | grep -v '^_' | tr '\n' ',' | sed 's/,$//')
+      ops=$OPS
       stage torch-operators "$TB" run --operator "$ops" --impl torch,cuda,lib --gpu H200 --quiet ;;
     torch-autotune)
-      ops=$(ls operators | grep -v '^_' | tr '\n' ',' | sed 's/,$//')
+      ops=$OPS
       stage torch-autotune "$TB" run --operator "$ops" --impl torch,cuda,lib --gpu H200 --autotune --quiet ;;
     triton)
       # tests/gpu/triton_launch.lua: each kernel through triton's own launcher and through
       # tilebench gives identical outputs; tests/gpu/triton_operators.sh: the triton rows verify.
       STAGE_TIMEOUT=${STAGE_TIMEOUT:-600} stage triton-test bash -c "python3 -c 'import triton, torch; print(triton.__version__, torch.__version__)'; cd build && ctest -R 'gpu_triton' --output-on-failure --timeout 600" ;;
     triton-operators)
-      ops=$(ls operators | grep -v '^_' | tr '\n' ',' | sed 's/,$//')
+      ops=$OPS
       stage triton-operators "$TB" run --operator "$ops" --impl torch,cuda,lib,triton --gpu H200 --quiet ;;
+    triton-proton)
+      # bench/triton/proton.sh: tilebench's times of Triton kernels against Proton's (issue 21)
+      STAGE_TIMEOUT=${STAGE_TIMEOUT:-400} stage triton-proton bash bench/triton/proton.sh "$TB" "$ROOT/bench/results/triton_proton" ;;
+    triton-autotune)
+      ops=$OPS
+      STAGE_TIMEOUT=${STAGE_TIMEOUT:-560} stage triton-autotune "$TB" run --operator "$ops" --impl torch,cuda,lib,triton --gpu H200 --autotune --quiet ;;
     torch-probe)
       # Why torch can or cannot run here: the embedded bridge's answer and the plain interpreter's.
       printf '%s\n' 'local ok, why, info = require("tilebench.torch").available(0)' \

@@ -7,7 +7,8 @@
 # and implementation, both choices, the ratio of the two runs' final times, and the ratio
 # exhaustive-time-of-halving's-choice / exhaustive-best (the same run's measurements, so no
 # run-to-run noise), and writes the table to OUTDIR/agreement.md.
-# usage: bench/autotune/agreement.sh OUTDIR [OPERATOR...]   (default: every operator)
+# usage: bench/autotune/agreement.sh OUTDIR [OPERATOR[:DTYPE,...]...]   (default: every operator,
+#   every dtype; OPERATOR:DTYPES restricts an operator to those dtypes)
 #   env: TB (default build/tilebench), CASES (default middle), GPU_LABEL (default H200),
 #        CASE_TIMEOUT (default 600: the exhaustive search times ~100 candidates fully inside one
 #        implementation's limit)
@@ -26,11 +27,14 @@ if [ $# -gt 0 ]; then ops=("$@"); else ops=($(ls operators | grep -v '^_')); fi
 mkdir -p "$OUT"
 export TILEBENCH_RESULTS_DIR=$OUT/results
 runs=$OUT/runs.txt
-for op in "${ops[@]}"; do
+for spec in "${ops[@]}"; do
+  op=${spec%%:*}
+  dflag=()
+  [ "$spec" != "$op" ] && dflag=(--dtype "${spec#*:}")
   for search in exhaustive halving; do
     t0=$(date +%s)
     log=$OUT/$op-$search.log
-    "$TB" run --operator "$op" --autotune --autotune-search "$search" --cases "$CASES" --gpu "$LABEL" \
+    "$TB" run --operator "$op" --autotune --autotune-search "$search" --cases "$CASES" "${dflag[@]}" --gpu "$LABEL" \
       --case-timeout "${CASE_TIMEOUT:-600}" --quiet > "$log" 2>&1
     rc=$?
     id=$(sed -n 's/^run \([^ :]*\)[: ].*/\1/p' "$log" | head -1)
