@@ -1,5 +1,6 @@
--- operators_cpu_check.lua (GPU): the ten memory-bound operators (vector_add, mul2, relu, sigmoid,
--- swiglu, softmax, layernorm, rmsnorm, mean_reduction, argmax). On small cases with odd sizes (tails
+-- operators_cpu_check.lua (GPU): the memory-bound operators (vector_add, mul2, relu, sigmoid,
+-- swiglu, softmax, layernorm, rmsnorm, mean_reduction, argmax, and issue 16's: ORDER below lists
+-- every operator checked). On small cases with odd sizes (tails
 -- of every kind, rows shorter and longer than a warp's reach), per dtype:
 --   1. the GPU reference agrees with a plain CPU implementation (Lua, on tensor:to_host(), with the
 --      dtype's rounding points emulated) within the operator's tolerance;
@@ -85,6 +86,17 @@ function cpu.relu(c, h)
   for i = 1, #h.x do
     local v = h.x[i]
     out[i] = (v ~= v or v > 0) and v or 0
+  end
+  return out
+end
+
+-- x * 0.01f rounded to fp32 (the device's product), then to the dtype: PyTorch's two roundings.
+local SLOPE = round_to("fp32", 0.01)
+function cpu.leaky_relu(c, h)
+  local out = {}
+  for i = 1, #h.x do
+    local v = h.x[i]
+    out[i] = v > 0 and v or round_to(c.dtype, round_to("fp32", v * SLOPE))
   end
   return out
 end
@@ -186,6 +198,7 @@ local CASES = {
   mul2 = { dtypes = { "fp16", "bf16", "fp32", "int8" }, params = POINTWISE_N },
   relu = { dtypes = { "fp16", "bf16", "fp32", "int8" }, params = POINTWISE_N },
   sigmoid = { dtypes = { "fp16", "bf16", "fp32" }, params = POINTWISE_N },
+  leaky_relu = { dtypes = { "fp16", "bf16", "fp32" }, params = POINTWISE_N },
   swiglu = { dtypes = { "fp16", "bf16", "fp32" }, params = { { M = 3, N = 1001 }, { M = 64, N = 1024 }, { M = 1, N = 7 } } },
   softmax = { dtypes = { "fp16", "fp32" },
               params = { { n_rows = 5, n_cols = 1000 }, { n_rows = 33, n_cols = 2049 }, { n_rows = 4, n_cols = 10240 },
@@ -206,7 +219,8 @@ local CASES = {
                                                      { M = 7, N = 20480 }, { M = 9, N = 4097 }, { M = 1001, N = 100 }, { M = 300, N = 4096 } } },
 }
 local ORDER = { "vector_add", "mul2", "relu", "sigmoid", "swiglu", "softmax", "layernorm", "rmsnorm",
-                "mean_reduction", "argmax" }
+                "mean_reduction", "argmax",
+                "leaky_relu" }
 
 local function case_id(params)
   local keys = {}
