@@ -6,7 +6,9 @@
 --       'operators/x/config.yaml: benchmark.warmup must be an integer, got string "ten"'
 --   config.validate(table, name) -> config      the same for a table already loaded
 --   config.tolerance(config, out_dtype [, family]) -> atol, rtol
---   config.work(config, case) -> flops, bytes, n     from metrics.flops_expr / bytes_expr
+--   config.work(config, case) -> flops, bytes, n, essential_bytes
+--       from metrics.flops_expr / bytes_expr / essential_bytes_expr (bytes when absent)
+--   config.essential(config) -> {expr =, note =, differs = bool}   the byte formula rho uses
 --   config.schema                        the schema below (tilebench show prints from it)
 --
 -- The returned config keeps the document's sections (benchmark, case_defaults, case_grid,
@@ -17,6 +19,12 @@
 -- n. Without it n is TileBench's inferred problem size, the product of the integer shape
 -- parameters (swiglu M*N, layernorm batch*M*K); destindex, whose n is
 -- tokens*(nope_heads*nope_dim + rope_heads*rope_dim), must state it.
+--
+-- metrics.essential_bytes_expr and essential_note (tilebench's addition, issue 19): the bytes a
+-- case must move at the least -- every input read once, every output written once -- where
+-- TileBench's bytes_expr counts otherwise (layernorm's counts x twice, argmax's leaves out the
+-- output). rho is computed on it; bytes_expr stays for the second column, rho_tilebench. The
+-- note says why the two differ (`tilebench show` prints it) and is required with the formula.
 local expr = require("tilebench.expr")
 local grid = require("tilebench.grid")
 local util = require("tilebench.util")
@@ -49,7 +57,10 @@ M.schema = {type = "mapping", fields = {
   dtype = {type = "dtypes", desc = "dtypes, the innermost axis"},
   metrics = {type = "mapping", desc = "work formulas", fields = {
     flops_expr = {type = "expr", desc = "essential floating-point operations"},
-    bytes_expr = {type = "expr", desc = "essential bytes moved"},
+    bytes_expr = {type = "expr", desc = "bytes moved as TileBench counts them (rho_tilebench)"},
+    essential_bytes_expr = {type = "expr",
+      desc = "bytes at the least: each input read once, each output written once (rho; tilebench)"},
+    essential_note = {type = "string", desc = "why essential_bytes_expr differs from bytes_expr (tilebench)"},
     n_expr = {type = "expr", desc = "n when the case has no parameter n (tilebench)"},
     plots = {type = "any", desc = "TileBench's plot settings (kept, unused)"},
     peak_bw_GBs = {type = "number", min = 0, desc = "legacy peak bandwidth (unused: peaks/)"},
@@ -253,8 +264,17 @@ function M.validate(t, name)
   for k in pairs(cfg.case_defaults or {}) do known[k] = true end
   for k in pairs(cfg.case_grid) do known[k] = true end
   local m = cfg.metrics or {}
-  for _, k in ipairs({"flops_expr", "bytes_expr", "n_expr"}) do
+  for _, k in ipairs({"flops_expr", "bytes_expr", "essential_bytes_expr", "n_expr"}) do
     check_names(file, "metrics." .. k, m[k], known)
+  end
+  if m.essential_bytes_expr ~= nil and m.essential_note == nil then
+    fail(file, "metrics.essential_bytes_expr needs metrics.essential_note: why it differs from bytes_expr")
+  end
+  if m.essential_note ~= nil and m.essential_bytes_expr == nil then
+    fail(file, "metrics.essential_note explains an essential_bytes_expr, and there is none")
+  end
+  if m.essential_bytes_expr ~= nil and m.bytes_expr == nil then
+    fail(file, "metrics.essential_bytes_expr is given without bytes_expr (TileBench's formula, the second column)")
   end
   local defaults_known = {}
   for k in pairs(cfg.case_defaults or {}) do defaults_known[k] = true end
@@ -339,11 +359,27 @@ local function eval_work(cfg, key, src, env)
   return v
 end
 
--- flops, bytes (nil where the config gives no formula) and n of a case.
+-- flops, bytes (nil where the config gives no formula), n and the essential bytes of a case
+-- (essential_bytes_expr where given, else bytes).
 function M.work(cfg, case)
   local env = M.work_env(cfg, case)
   local m = cfg.metrics or {}
-  return eval_work(cfg, "flops_expr", m.flops_expr, env), eval_work(cfg, "bytes_expr", m.bytes_expr, env), env.n
+  local bytes = eval_work(cfg, "bytes_expr", m.bytes_expr, env)
+  local essential = bytes
+  if m.essential_bytes_expr ~= nil then
+    essential = eval_work(cfg, "essential_bytes_expr", m.essential_bytes_expr, env)
+  end
+  return eval_work(cfg, "flops_expr", m.flops_expr, env), bytes, env.n, essential
+end
+
+-- The byte formula rho is computed on: {expr, note, differs} (differs: the config states an
+-- essential formula of its own; note: why).
+function M.essential(cfg)
+  local m = cfg and cfg.metrics or {}
+  if m.essential_bytes_expr ~= nil then
+    return {expr = m.essential_bytes_expr, note = m.essential_note, differs = true}
+  end
+  return {expr = m.bytes_expr, differs = false}
 end
 
 return M

@@ -30,6 +30,10 @@ check "list, unknown category" 1 "no operator of category 'Stencil'" -- "$TB" li
 check "show vector_add" 0 '^vector_add \(Point-wise\)' 'flops: n$' 'bytes: n \* dtype_size \* 3$' \
   '^    fp16 +20 cases  first: n=1048576  last: n=20971520' '^  total: 80 cases per mode$' \
   '^    cuda +default \{BLOCK=256,UNROLL=4,WAVES=0\}, 32 autotune candidates' -- "$TB" show vector_add
+check "show rmsnorm: the essential byte formula and why it differs" 0 'bytes: n \* dtype_size \* 3$' \
+  '^  essential bytes: \(2 \* n \+ K\) \* dtype_size  \(rho; TileBench.s bytes above give rho_tilebench\)$' \
+  '^    differs: x read once, y written once, the weight read once; TileBench.s formula counts x twice' -- "$TB" show rmsnorm
+check "show vector_add: the formulas agree" 0 '^  essential bytes: the same \(rho and rho_tilebench agree\)$' -- "$TB" show vector_add
 check "show, unknown operator" 1 "unknown operator 'vector_sub' \(known: .*vector_add" -- "$TB" show vector_sub
 check "run --dry-run" 0 '^vector_add \(Point-wise\): 2 cases, implementations cuda' 'default +fp32 +#20 +n=20971520' '^2 work items' -- "$TB" run --operator vector_add --dtype fp32 --cases ends --dry-run
 check "run, dtype the operator lacks" 2 "none of the selected operators has dtype int8" -- "$TB" run --operator softmax --dtype int8 --dry-run

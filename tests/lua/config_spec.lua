@@ -183,6 +183,60 @@ describe("config.work", function()
     end
   end)
 
+  it("gives the essential bytes: essential_bytes_expr where stated, else bytes_expr", function()
+    local c = config.validate(yaml.load(
+      "case_defaults: {batch: 1, M: 2048}\ncase_grid: {K: [512]}\ndtype: [fp16]\n" ..
+      "metrics: {n_expr: \"batch * M * K\", bytes_expr: \"n * dtype_size * 3\",\n" ..
+      "  essential_bytes_expr: \"(2 * n + K) * dtype_size\", essential_note: \"x read once\"}\n"), "rms.yaml")
+    local _, bytes, n, essential = config.work(c, grid.expand(c)[1])
+    assert.are.equal(2048 * 512, n)
+    assert.are.equal(n * 2 * 3, bytes)
+    assert.are.equal((2 * n + 512) * 2, essential)
+    assert.are.same({expr = "(2 * n + K) * dtype_size", note = "x read once", differs = true}, config.essential(c))
+    local sw = config.load(FIX .. "swiglu.yaml")
+    local _, b, _, e = config.work(sw, grid.expand(sw)[1])
+    assert.are.equal(b, e)
+    assert.is_false(config.essential(sw).differs)
+  end)
+
+  it("refuses an essential formula without its note, a note without a formula, a bad name", function()
+    local function err(metrics)
+      local ok, e = pcall(config.validate, yaml.load("case_grid: {n: [4]}\nmetrics: " .. metrics .. "\n"), "op.yaml")
+      assert.is_false(ok)
+      return e
+    end
+    assert.are.equal("op.yaml: metrics.essential_bytes_expr needs metrics.essential_note: why it differs from bytes_expr",
+      err('{bytes_expr: "3 * n", essential_bytes_expr: "2 * n"}'))
+    assert.are.equal("op.yaml: metrics.essential_note explains an essential_bytes_expr, and there is none",
+      err('{bytes_expr: "3 * n", essential_note: "why"}'))
+    assert.matches('metrics.essential_bytes_expr: expression "2 %* m": name "m" is not a case parameter',
+      err('{bytes_expr: "3 * n", essential_bytes_expr: "2 * m", essential_note: "x"}'))
+    assert.matches("essential_bytes_expr is given without bytes_expr",
+      err('{essential_bytes_expr: "2 * n", essential_note: "x"}'))
+    assert.matches("metrics.essential_note must be a string",
+      err('{bytes_expr: "3 * n", essential_bytes_expr: "2 * n", essential_note: 3}'))
+  end)
+
+  it("states an essential formula for the operators whose TileBench formula miscounts", function()
+    local expect = {layernorm = function(p, d) return (2 * p.batch * p.M * p.K + 2 * p.K) * d end,
+                    rmsnorm = function(p, d) return (2 * p.batch * p.M * p.K + p.K) * d end,
+                    argmax = function(p, d) return p.M * p.N * d + p.M * 8 end,
+                    mean_reduction = function(p, d) return p.M * p.N * d + p.M * 4 end}
+    for name, f in pairs(expect) do
+      local path = HOME .. "/operators/" .. name .. "/config.yaml"
+      local c = config.load(path)
+      assert.is_true(config.essential(c).differs, name)
+      for _, case in ipairs(grid.expand(c)) do
+        local _, _, _, e = config.work(c, case)
+        assert.are.equal(f(case.params, require("tilebench.util").dtype_size(case.dtype)), e, name .. " " .. case.id)
+      end
+    end
+    for _, name in ipairs({"vector_add", "mul2", "relu", "sigmoid", "swiglu", "softmax", "matmul_fp32_fp16_fp8",
+                           "batched_matmul"}) do
+      assert.is_false(config.essential(config.load(HOME .. "/operators/" .. name .. "/config.yaml")).differs, name)
+    end
+  end)
+
   it("names the file and key when a formula fails", function()
     local c = config.validate(yaml.load("case_grid: {n: [0]}\nmetrics: {bytes_expr: \"1 // n\"}\n"), "op.yaml")
     local ok, err = pcall(config.work, c, grid.expand(c)[1])

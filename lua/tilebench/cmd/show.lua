@@ -25,6 +25,14 @@ function M.run(args)
   io.write(string.format("%s (%s)  %s\n", op.name, op.category, op.dir))
   io.write(string.format("  flops: %s\n  bytes: %s\n", tostring(c.metrics and c.metrics.flops_expr),
     tostring(c.metrics and c.metrics.bytes_expr)))
+  -- rho's byte formula: the essential work where TileBench's formula miscounts it (config.lua).
+  local e = config.essential(c)
+  if e.differs then
+    io.write(string.format("  essential bytes: %s  (rho; TileBench's bytes above give rho_tilebench)\n" ..
+      "    differs: %s\n", tostring(e.expr), tostring(e.note)))
+  elseif e.expr ~= nil then
+    io.write("  essential bytes: the same (rho and rho_tilebench agree)\n")
+  end
   io.write("  cases:\n")
   for _, dt in ipairs(opmod.dtypes(op)) do
     local cs = opmod.cases_of(op, dt)
