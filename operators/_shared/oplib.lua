@@ -28,9 +28,10 @@ M.POINTWISE_DEFAULT = { BLOCK = 256, UNROLL = 4, WAVES = 0 }
 M.POINTWISE_SPACE = { BLOCK = { 128, 256, 512, 1024 }, UNROLL = { 1, 2, 4, 8 }, WAVES = { 0, 2 } }
 
 -- Blocks for n elements: one per BLOCK * UNROLL vectors, or, with WAVES > 0, at most WAVES
--- times what the device holds at once.
-function M.pointwise_grid(n, dtype, cfg, ctx)
-  local per_block = cfg.BLOCK * cfg.UNROLL * (16 // ctx.dtype_size(dtype))
+-- times what the device holds at once. A vector is 16 bytes of the dtype, or `vec` elements
+-- where the operator's kernel says otherwise (tb_pointwise_ops: mixed dtypes, element pairs).
+function M.pointwise_grid(n, dtype, cfg, ctx, vec)
+  local per_block = cfg.BLOCK * cfg.UNROLL * (vec or 16 // ctx.dtype_size(dtype))
   local blocks = math.max(1, ctx.cdiv(n, per_block))
   if cfg.WAVES > 0 then
     local resident = ctx.props.sm_count * math.max(1, (ctx.props.max_threads_per_sm or 2048) // cfg.BLOCK)
@@ -40,13 +41,15 @@ function M.pointwise_grid(n, dtype, cfg, ctx)
 end
 
 -- t = { name = "mul2", count = function(case) -> n,
---       args = function(ins, outs, n, ctx) -> the kernel arguments (the same for both kernels) }
+--       args = function(ins, outs, n, ctx, case) -> the kernel arguments (the same for both kernels),
+--       vec = function(case) -> elements per vector of the cuda kernel (optional: 16 bytes of the
+--             dtype; a tb_pointwise_ops kernel's tb_Op::N otherwise) }
 -- Returns reference(case, ins, outs, ctx) (one thread per element) and the `cuda` implementation.
 function M.pointwise(t)
   local function reference(case, ins, outs, ctx)
     local n = t.count(case)
     local f = ctx:kernel(t.name .. "_ref.cu", t.name .. "_ref", { DTYPE = ctx.ctype(case.dtype) })
-    return ctx.plan { { fn = f, grid = { ctx.cdiv(n, 256) }, block = { 256 }, args = t.args(ins, outs, n, ctx) } }
+    return ctx.plan { { fn = f, grid = { ctx.cdiv(n, 256) }, block = { 256 }, args = t.args(ins, outs, n, ctx, case) } }
   end
   local impl = {
     source = t.name .. ".cu",
@@ -57,8 +60,8 @@ function M.pointwise(t)
       local n = t.count(case)
       local f = ctx:kernel(t.name .. ".cu", t.name .. "_cuda",
         { DTYPE = ctx.ctype(case.dtype), BLOCK = cfg.BLOCK, UNROLL = cfg.UNROLL })
-      return ctx.plan { { fn = f, grid = { M.pointwise_grid(n, case.dtype, cfg, ctx) }, block = { cfg.BLOCK },
-                          args = t.args(ins, outs, n, ctx) } }
+      return ctx.plan { { fn = f, grid = { M.pointwise_grid(n, case.dtype, cfg, ctx, t.vec and t.vec(case)) },
+                          block = { cfg.BLOCK }, args = t.args(ins, outs, n, ctx, case) } }
     end,
   }
   return reference, impl
@@ -268,9 +271,10 @@ end
 -- ---- Triton ------------------------------------------------------------------------------------
 
 -- The point-wise family's `triton` implementation: <name>_triton.py defines
--- <name>_kernel(<the tensors of args, in order>, n, BLOCK: constexpr), a program per BLOCK
--- elements (lua/tilebench/triton.lua compiles it ahead of time; ctx:triton launches it).
--- t = { name, count = function(case) -> n, tensors = function(ins, outs) -> {argname = tensor} }
+-- <name>_kernel(<the tensors of args, in order>, n, <scalars>, BLOCK: constexpr), a program per
+-- BLOCK elements (lua/tilebench/triton.lua compiles it ahead of time; ctx:triton launches it).
+-- t = { name, count = function(case) -> n, tensors = function(ins, outs) -> {argname = tensor},
+--       scalars = function(case, ctx) -> {argname = ctx.f32(..) ...} (optional: dropout's scale) }
 M.TRITON_POINTWISE_DEFAULT = { BLOCK = 4096, num_warps = 8, num_stages = 1 }
 M.TRITON_POINTWISE_SPACE = { BLOCK = { 1024, 2048, 4096, 8192 }, num_warps = { 4, 8, 16 }, num_stages = { 1 } }
 
@@ -289,6 +293,7 @@ function M.triton_pointwise(t)
       local n = t.count(case)
       local args = t.tensors(ins, outs)
       args.n = ctx.i64(n)
+      for k, v in pairs(t.scalars and t.scalars(case, ctx) or {}) do args[k] = v end
       return ctx.plan { ctx:triton { file = t.name .. "_triton.py", kernel = t.name .. "_kernel",
         grid = { ctx.cdiv(n, cfg.BLOCK) }, args = args, constexprs = { BLOCK = cfg.BLOCK },
         num_warps = cfg.num_warps, num_stages = cfg.num_stages } }

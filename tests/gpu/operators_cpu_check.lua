@@ -101,6 +101,24 @@ function cpu.leaky_relu(c, h)
   return out
 end
 
+-- (x * x_keep) rounded to the dtype, then * fp32(1 / (1 - p)) rounded (PyTorch eager's order).
+-- The mask itself is checked too: 0/1 values only, and a kept fraction near 1 - p.
+function cpu.dropout(c, h)
+  local out, scale, kept_n = {}, round_to("fp32", 1 / (1 - c.params.p)), 0
+  for i = 1, #h.x do
+    local m = h.x_keep[i]
+    if m ~= 0 and m ~= 1 then fail("dropout %s: x_keep[%d] = %s, not 0 or 1", c.dtype, i - 1, tostring(m)) end
+    kept_n = kept_n + (m ~= 0 and 1 or 0)
+    local kept = round_to(c.dtype, round_to("fp32", h.x[i] * m))
+    out[i] = round_to(c.dtype, round_to("fp32", kept * scale))
+  end
+  checks = checks + 1
+  if #h.x >= 10000 and math.abs(kept_n / #h.x - (1 - c.params.p)) > 0.01 then
+    fail("dropout %s n=%d: %d of %d kept, expected a fraction near %g", c.dtype, #h.x, kept_n, #h.x, 1 - c.params.p)
+  end
+  return out
+end
+
 function cpu.sigmoid(c, h)
   local out = {}
   for i = 1, #h.x do out[i] = round_to(c.dtype, 1 / (1 + math.exp(-h.x[i]))) end
@@ -199,6 +217,8 @@ local CASES = {
   relu = { dtypes = { "fp16", "bf16", "fp32", "int8" }, params = POINTWISE_N },
   sigmoid = { dtypes = { "fp16", "bf16", "fp32" }, params = POINTWISE_N },
   leaky_relu = { dtypes = { "fp16", "bf16", "fp32" }, params = POINTWISE_N },
+  dropout = { dtypes = { "fp16", "bf16", "fp32" },
+              params = { { n = 1, p = 0.5 }, { n = 1000003, p = 0.5 }, { n = 70001, p = 0.5 } } },
   swiglu = { dtypes = { "fp16", "bf16", "fp32" }, params = { { M = 3, N = 1001 }, { M = 64, N = 1024 }, { M = 1, N = 7 } } },
   softmax = { dtypes = { "fp16", "fp32" },
               params = { { n_rows = 5, n_cols = 1000 }, { n_rows = 33, n_cols = 2049 }, { n_rows = 4, n_cols = 10240 },
@@ -220,7 +240,7 @@ local CASES = {
 }
 local ORDER = { "vector_add", "mul2", "relu", "sigmoid", "swiglu", "softmax", "layernorm", "rmsnorm",
                 "mean_reduction", "argmax",
-                "leaky_relu" }
+                "leaky_relu", "dropout" }
 
 local function case_id(params)
   local keys = {}

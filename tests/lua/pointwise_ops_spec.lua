@@ -1,0 +1,58 @@
+-- Issue 16's point-wise operators (operators/<name>/operator.lua): what their inputs and plans
+-- ask for, with a stand-in ctx (no GPU, no compile). Their kernels are checked on a GPU by
+-- tests/gpu/operators_cpu_check.lua and compiled here by the compile_<name> tests.
+local opmod = require("tilebench.operator")
+
+-- A ctx that records generator calls and kernel requests and returns plans as plain tables.
+local function fake_ctx()
+  local c = { calls = {}, kernels = {} }
+  local function gen(kind)
+    return function(name, shape, dtype, a, b)
+      c.calls[name] = { kind = kind, shape = shape, dtype = dtype, a = a, b = b }
+      return { name = name, dtype = dtype, shape = shape }
+    end
+  end
+  c.randn, c.rand, c.randint = gen("randn"), gen("rand"), gen("randint")
+  c.empty = function(shape, dtype) return { dtype = dtype, shape = shape } end
+  c.ctype = function(d) return require("tb.dtype").info[d].c_type end
+  c.dtype_size = function(d) return require("tb.dtype").info[d].size end
+  c.cdiv = function(a, b) return (a + b - 1) // b end
+  c.props = { sm_count = 132, max_threads_per_sm = 2048 }
+  c.plan = function(steps) return steps end
+  c.i32 = function(v) return { i32 = v } end
+  c.i64 = function(v) return { i64 = v } end
+  c.f32 = function(v) return { f32 = v } end
+  c.kernel = function(_, file, name, defines)
+    c.kernels[#c.kernels + 1] = { file = file, name = name, defines = defines }
+    return name
+  end
+  return c
+end
+
+describe("dropout", function()
+  local op = opmod.load("dropout")
+  it("draws the keep-mask as 0/1 in x's dtype from its own seeded stream", function()
+    local ctx = fake_ctx()
+    local ins = op.module.inputs({ dtype = "bf16", params = { n = 1000, p = 0.5 } }, ctx)
+    assert.same({ kind = "randint", shape = { 1000 }, dtype = "bf16", a = 0, b = 2 }, ctx.calls.x_keep)
+    assert.equal("randn", ctx.calls.x.kind)
+    assert.equal("x_keep", ins.x_keep.name)
+  end)
+  it("passes the scale 1 / (1 - p) to both kernels", function()
+    local ctx = fake_ctx()
+    local case = { dtype = "fp32", params = { n = 1000, p = 0.5 } }
+    local ins = op.module.inputs(case, ctx)
+    local outs = op.module.outputs(case, ins, ctx)
+    local ref = op.module.reference(case, ins, outs, ctx)
+    local impl = op.module.implementations.cuda
+    local p = impl.plan(case, ins, outs, impl.default, ctx)
+    assert.same({ f32 = 2.0 }, ref[1].args[5])
+    assert.same({ f32 = 2.0 }, p[1].args[5])
+    assert.same({ "dropout_ref", "dropout_cuda" }, { ctx.kernels[1].name, ctx.kernels[2].name })
+  end)
+  it("refuses a p its Bernoulli(0.5) mask cannot represent, saying why", function()
+    local ok, err = pcall(op.module.inputs, { dtype = "fp16", params = { n = 10, p = 0.3 } }, fake_ctx())
+    assert.is_false(ok)
+    assert.matches("p = 0.3: the keep%-mask is drawn as randint%(0, 2%)", err)
+  end)
+end)
