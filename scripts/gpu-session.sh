@@ -132,6 +132,9 @@ for s in "$@"; do
     triton-autotune)
       ops=$OPS
       STAGE_TIMEOUT=${STAGE_TIMEOUT:-560} stage triton-autotune "$TB" run --operator "$ops" --impl torch,cuda,lib,triton --gpu H200 --autotune --quiet ;;
+    triton-probe)
+      # Which ptxas and python triton compiles with here, and a cubin's digest (the cache key's inputs)
+      stage triton-probe bash -c "python3 -c 'import sys, triton; from triton.backends.nvidia import compiler as c; print(sys.version); print(triton.__version__, triton.__file__); print(c.get_ptxas_version()); from triton import knobs; print(knobs.nvidia.ptxas.path)'; env | grep -i -E 'triton|ptxas|cuda' ; python3 host/python/tb_triton.py bench/triton/probe_desc.json > $LOGS/triton-probe.json; python3 -c 'import json,sys,hashlib; r=json.load(open(sys.argv[1])); print(\"sha256\", hashlib.sha256(bytes.fromhex(r[\"cubin_hex\"])).hexdigest())' $LOGS/triton-probe.json" ;;
     torch-probe)
       # Why torch can or cannot run here: the embedded bridge's answer and the plain interpreter's.
       printf '%s\n' 'local ok, why, info = require("tilebench.torch").available(0)' \
@@ -156,5 +159,13 @@ for p in results peaks bench/results; do
   [ -e "$ROOT/$p" ] && mkdir -p "$OUTDIR/bundle/$(dirname $p)" && cp -r "$ROOT/$p" "$OUTDIR/bundle/$p"
 done
 mv "$LOGS" "$OUTDIR/bundle/logs"
-tar czf "$OUTDIR/session.tgz" -C "$OUTDIR/bundle" . && rm -rf "$OUTDIR/bundle"
+# The device tool brings back 8 files of 16 MiB at most: session.tgz holds everything but the runs'
+# raw samples (CSVs, journals, provenance, logs, tables); raw.tgz the raw samples, split into
+# raw.tgz.NN pieces of 15 MiB where it is larger (cat raw.tgz.* | tar xz).
+tar czf "$OUTDIR/session.tgz" --exclude='*/raw' -C "$OUTDIR/bundle" .
+(cd "$OUTDIR/bundle" && find . -type d -name raw -prune -print0 | tar czf "$OUTDIR/raw.tgz" --null -T -)
+if [ "$(stat -c %s "$OUTDIR/raw.tgz")" -gt 15728640 ]; then
+  split -b 15m -d "$OUTDIR/raw.tgz" "$OUTDIR/raw.tgz." && rm "$OUTDIR/raw.tgz"
+fi
+rm -rf "$OUTDIR/bundle"
 echo "done: $summary"
