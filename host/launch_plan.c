@@ -8,6 +8,9 @@
 
 typedef struct plan_step {
   int native;
+  int copy;                 /* a driver copy (native too): dst <- src, bytes */
+  gpu_ptr dst, src;
+  size_t bytes;
   launch_plan_call_fn run;  /* native: the library's entry point and its object */
   void *self;
   gpu_function *fn;         /* kernel: function, geometry, packed arguments */
@@ -71,10 +74,21 @@ gpu_status launch_plan_add_call(launch_plan *p, launch_plan_call_fn run, void *s
   return GPU_OK;
 }
 
+gpu_status launch_plan_add_copy(launch_plan *p, gpu_ptr dst, gpu_ptr src, size_t bytes, const char *name) {
+  plan_step *st = next_step(p, name);
+  if (st == NULL) return gpu_set_error(GPU_ERR_INVALID, "launch plan: more than %d steps", p->max_steps);
+  st->native = st->copy = 1;
+  st->dst = dst, st->src = src, st->bytes = bytes;
+  p->nsteps++;
+  return GPU_OK;
+}
+
 gpu_status launch_plan_run(const launch_plan *p, const gpu_backend *b, gpu_stream s) {
   for (int i = 0; i < p->nsteps; i++) {
     const plan_step *st = &p->steps[i];
-    gpu_status r = st->native ? st->run(st->self, s) : b->launch(st->fn, st->grid, st->block, st->smem, s, st->argv);
+    gpu_status r = st->copy     ? b->copy_dtod_async(st->dst, st->src, st->bytes, s)
+                   : st->native ? st->run(st->self, s)
+                                : b->launch(st->fn, st->grid, st->block, st->smem, s, st->argv);
     if (r != GPU_OK) {
       char why[2048], api[64];
       snprintf(why, sizeof why, "%s", gpu_last_error());
@@ -91,6 +105,8 @@ int launch_plan_kernels(const launch_plan *p) { return p->nsteps; }
 void launch_plan_step(const launch_plan *p, int i, launch_plan_step_info *out) {
   const plan_step *st = &p->steps[i];
   out->native = st->native;
+  out->copy = st->copy;
+  out->copy_bytes = st->bytes;
   out->name = st->name;
   memcpy(out->grid, st->grid, sizeof out->grid);
   memcpy(out->block, st->block, sizeof out->block);

@@ -16,7 +16,9 @@ typedef gpu_status (*launch_plan_call_fn)(void *self, gpu_stream s);
 typedef struct launch_plan launch_plan;
 
 typedef struct launch_plan_step_info {
-  int native;        /* 1: a library call; 0: a kernel launch */
+  int native;        /* 1: a library call or a copy; 0: a kernel launch */
+  int copy;          /* 1: a device-to-device copy by the driver (native is 1 too) */
+  size_t copy_bytes;
   const char *name;  /* the kernel's name, or the library object's */
   unsigned grid[3], block[3], smem;
   int nargs;
@@ -29,6 +31,9 @@ launch_plan *launch_plan_new(int max_steps);
 gpu_status launch_plan_add_kernel(launch_plan *p, gpu_function *fn, const char *name, const unsigned grid[3],
                                   const unsigned block[3], unsigned smem, const void *slots, int nargs);
 gpu_status launch_plan_add_call(launch_plan *p, launch_plan_call_fn run, void *self, const char *name);
+/* Appends the driver's device-to-device copy of bytes from src to dst (gpu_backend.copy_dtod_async:
+ * what `tilebench peaks` measures as the driver's copy rate beside its own kernels'). */
+gpu_status launch_plan_add_copy(launch_plan *p, gpu_ptr dst, gpu_ptr src, size_t bytes, const char *name);
 /* Enqueues every step on s in order (asynchronously). A failing step stops the run with
  * "plan step <i> ('<name>'): <the backend's message>". */
 gpu_status launch_plan_run(const launch_plan *p, const gpu_backend *b, gpu_stream s);

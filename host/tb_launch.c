@@ -9,6 +9,10 @@
  *     { fn = <tb.function>, grid = {gx [, gy, gz]}, block = {bx [, by, bz]}, smem = bytes,
  *       args = { tensor | scalar | number (where the function declares the width) } }
  *     { call = <userdata whose metatable has __tb_run = lightuserdata(tb_native_run_fn)> }
+ *     { copy = {dst = tensor, src = tensor [, bytes = n]} }   the driver's device-to-device copy
+ *       (cuMemcpyDtoDAsync) of bytes (default: the smaller tensor's size); `tilebench peaks`
+ *       times it beside its own copy kernel. CUPTI's kernel records do not see it: time such a
+ *       plan with the events clock.
  *   tb.launch.tensormap(tensor, {dims = {...}, strides = {...}, box = {...} [, swizzle = 128]})
  *     -> the 128 bytes of a TMA tensor map (a string) over the tensor's memory: dims and box in
  *     elements, innermost first; strides in bytes of dims 2..n; checked against the tensor's size
@@ -16,7 +20,8 @@
  *                             error, or "timeout: plan:run: ..." after timeout_s (default
  *                             $TILEBENCH_SYNC_TIMEOUT, else 300 s)
  *   plan:steps() -> count      plan:kernels() -> kernel launches per run
- *   plan:describe() -> { {kind = "kernel", name, grid, block, smem, nargs} | {kind = "call", name} }
+ *   plan:describe() -> { {kind = "kernel", name, grid, block, smem, nargs} | {kind = "call", name}
+ *                          | {kind = "copy", name, bytes} }
  *   tostring(plan) */
 #include <float.h>
 #include <math.h>
@@ -234,6 +239,39 @@ static void build_call_step(lua_State *L, tb_plan *p, int plan_idx, int step_idx
   keep_ref(L, plan_idx); /* pops the object: the plan keeps it alive */
 }
 
+/* Reads copy.<field> as an open tensor, registers it (refused at run time once closed). */
+static tb_tensor *copy_tensor(lua_State *L, tb_plan *p, int plan_idx, int copy_idx, int stepno, const char *field,
+                              int argno) {
+  lua_getfield(L, copy_idx, field);
+  tb_tensor *t = luaL_testudata(L, -1, TB_TENSOR_MT);
+  if (t == NULL) luaL_error(L, "plan step %d: copy.%s is a %s, not a tensor", stepno, field, luaL_typename(L, -1));
+  if (t->storage == NULL) luaL_error(L, "plan step %d: copy.%s: tensor is closed", stepno, field);
+  p->tensors[p->ntensors].step = stepno;
+  p->tensors[p->ntensors].arg = argno;
+  p->tensors[p->ntensors++].uv_index = keep_ref(L, plan_idx); /* pops the tensor */
+  return t;
+}
+
+static void build_copy_step(lua_State *L, tb_plan *p, int plan_idx, int step_idx, int stepno) {
+  if (lua_getfield(L, step_idx, "copy") != LUA_TTABLE)
+    luaL_error(L, "plan step %d: copy must be a table {dst = tensor, src = tensor [, bytes = n]}", stepno);
+  int copy_idx = lua_gettop(L);
+  tb_tensor *dst = copy_tensor(L, p, plan_idx, copy_idx, stepno, "dst", 1);
+  tb_tensor *src = copy_tensor(L, p, plan_idx, copy_idx, stepno, "src", 2);
+  size_t room = tb_tensor_nbytes(dst) < tb_tensor_nbytes(src) ? tb_tensor_nbytes(dst) : tb_tensor_nbytes(src);
+  lua_Integer bytes = (lua_Integer)room;
+  if (lua_getfield(L, copy_idx, "bytes") != LUA_TNIL) {
+    int isint;
+    bytes = lua_tointegerx(L, -1, &isint);
+    if (!isint || bytes < 1 || (size_t)bytes > room)
+      luaL_error(L, "plan step %d: copy.bytes must be an integer in 1..%I (the smaller tensor)", stepno,
+                 (lua_Integer)room);
+  }
+  lua_pop(L, 1);
+  if (bytes < 1) luaL_error(L, "plan step %d: copy of an empty tensor", stepno);
+  tb_check_gpu(L, launch_plan_add_copy(p->core, tb_tensor_ptr(dst), tb_tensor_ptr(src), (size_t)bytes, "memcpy dtod"));
+}
+
 static void build_kernel_step(lua_State *L, tb_plan *p, int plan_idx, int step_idx, int stepno) {
   struct { unsigned grid[3], block[3], smem; } geometry, *st = &geometry;
   lua_getfield(L, step_idx, "fn");
@@ -352,11 +390,13 @@ static int l_plan(lua_State *L) {
       return luaL_error(L, "plan step %d is a %s, not a table", i, luaL_typename(L, step_idx));
     int has_fn = lua_getfield(L, step_idx, "fn") != LUA_TNIL;
     int has_call = lua_getfield(L, step_idx, "call") != LUA_TNIL;
-    lua_pop(L, 2);
-    if (has_fn == has_call)
-      return luaL_error(L, "plan step %d needs exactly one of fn (a kernel) or call (a library call)", i);
+    int has_copy = lua_getfield(L, step_idx, "copy") != LUA_TNIL;
+    lua_pop(L, 3);
+    if (has_fn + has_call + has_copy != 1)
+      return luaL_error(L, "plan step %d needs exactly one of fn (a kernel), call (a library call) or copy", i);
     /* A step enters the plan whole or not at all, so a raise leaves a plan release frees. */
     if (has_call) build_call_step(L, p, plan_idx, step_idx, i);
+    else if (has_copy) build_copy_step(L, p, plan_idx, step_idx, i);
     else build_kernel_step(L, p, plan_idx, step_idx, i);
     lua_settop(L, plan_idx);
   }
@@ -399,10 +439,14 @@ static int plan_describe(lua_State *L) {
     launch_plan_step_info info, *st = &info;
     launch_plan_step(p->core, i, st);
     lua_createtable(L, 0, 6);
-    lua_pushstring(L, st->native ? "call" : "kernel");
+    lua_pushstring(L, st->copy ? "copy" : st->native ? "call" : "kernel");
     lua_setfield(L, -2, "kind");
     lua_pushstring(L, st->name);
     lua_setfield(L, -2, "name");
+    if (st->copy) {
+      lua_pushinteger(L, (lua_Integer)st->copy_bytes);
+      lua_setfield(L, -2, "bytes");
+    }
     if (!st->native) {
       push_dims(L, st->grid);
       lua_setfield(L, -2, "grid");

@@ -65,6 +65,7 @@ function M.validate(c, where)
   end
   -- A metric becomes the CSV columns <name>_<impl>: an identifier, not a standard column's.
   local taken = { speedup = true, rho = true, elib = true, status = true, reason = true, noise = true }
+  for name in pairs(require("tilebench.execute").CASE_COLUMNS) do taken[name] = true end
   for k, v in pairs(c.metrics or {}) do
     if type(k) ~= "string" or type(v) ~= "function" then
       error(string.format("%s: field 'metrics': expected {name = function(row)}, got '%s'", where, tostring(k)), 0)
@@ -242,8 +243,8 @@ function M.resolve_item(op, name, mode, dtype, index, c, impls, protocol, gate)
                params = c.params, seed = c.seed, impls = impls, protocol = protocol, gate = gate,
                category = op.category, baseline = M.baseline_for(op, impls), _case = c, _category = op.category }
   if op.config then
-    local ok, flops, bytes = pcall(require("tilebench.config").work, op.config, c)
-    if ok then it.flops, it.bytes = flops, bytes else it.work_error = tostring(flops) end
+    local ok, flops, bytes, _, essential = pcall(require("tilebench.config").work, op.config, c)
+    if ok then it.flops, it.bytes, it.essential_bytes = flops, bytes, essential else it.work_error = tostring(flops) end
   end
   return it
 end

@@ -32,6 +32,11 @@ function M.apply_metrics(row, metrics)
   end
 end
 
+-- The metrics that become CSV columns <name>_<impl> after the standard ones (row.extra, the
+-- channel of a campaign's metrics, so a table without them keeps its layout): TileBench's rho,
+-- the memory ceiling rho used, and where the working set sits against the L2 (issue 19).
+M.CASE_COLUMNS = { rho_tilebench = true, ceiling_gbs = true, l2_ratio = true, l2_near = true }
+
 -- The derived columns of one case's rows, in the parent from the raw results: the item's flops
 -- and bytes (resolved at planning), then rho, E_lib, speedup (against the baseline and the library
 -- row of the same case) and the gate. The workers never see the peaks.
@@ -47,12 +52,18 @@ function M.case_metrics(it, rows, peaks)
     local baseline = it.baseline and by_impl[it.baseline]
     local lib = by_impl.lib
     for _, row in ipairs(rows) do
-      row.flops, row.bytes = it.flops, it.bytes
+      row.flops, row.bytes, row.essential_bytes = it.flops, it.bytes, it.essential_bytes
       if row.ms then
         row.t_baseline = baseline and baseline.ms or nil
         row.t_lib = lib and lib.ms or nil
         local m = metrics.compute(row, { peaks = peaks, category = it.category, dtype = it.dtype })
         for k, v in pairs(m) do row[k] = v end
+        for name in pairs(M.CASE_COLUMNS) do
+          if m[name] ~= nil then
+            row.extra = row.extra or {}
+            row.extra[name] = m[name]
+          end
+        end
         if it.gate and row.status == "ok" then metrics.gate(row, it.gate) end
       end
     end

@@ -3,32 +3,42 @@
 -- as Lua functions, and the performance gate.
 --
 --   metrics.compute(row, ctx) -> m
---     row: {ms = time of the implementation, flops =, bytes = (config.work), dtype =,
---           category =, baseline_ms = the baseline's time, lib_ms = the library's time}
---           (t_baseline and t_lib are accepted for baseline_ms and lib_ms)
+--     row: {ms = time of the implementation, flops =, bytes =, essential_bytes = (config.work),
+--           dtype =, category =, baseline_ms = the baseline's time, lib_ms = the library's time}
+--           (t_baseline and t_lib are accepted for baseline_ms and lib_ms; essential_bytes
+--           defaults to bytes)
 --     ctx: {peaks = peaks.load(...), category =, dtype =} (row fields win over ctx's)
 --     m:   {latency_ms, gbs, tflops, intensity, rho, bound = "memory"|"compute",
---           ceiling_tflops, ceiling (peaks key), speedup, elib, <registered names>...}
+--           ceiling_tflops, ceiling (peaks key), ceiling_gbs, l2_ratio, l2_near,
+--           rho_tilebench, speedup, elib, <registered names>...}
 --     A value that cannot be computed (no time, no formula, no peaks) is nil, never a guess.
 --   metrics.register(name, fn)     fn(row, ctx, m) -> number or nil; m holds the built-in ones
 --   metrics.unregister(name); metrics.registered() -> names in registration order
 --   metrics.gate(row, gates) -> status, reason   gates = {rho = X, elib = Y}; also sets
 --                                  row.status and row.reason when the row becomes slow
 --
--- Units: gbs = bytes / t / 1e9 with t in s; tflops = flops / t / 1e12; intensity = flops/byte.
+-- Units: gbs = bytes / t / 1e9 with t in s (TileBench's bytes, as its bandwidth column);
+-- tflops = flops / t / 1e12; intensity = flops / essential byte.
 -- rho = W / (t * P) for the binding resource, computed by peaks.roofline (the report's roofline
--- uses the same function): a case whose intensity is under the ridge point P_compute /
--- P_bandwidth is memory-bound (W = bytes, P = bandwidth), else compute-bound (W = flops, P = the
--- ceiling peaks.ceiling picks for its dtype and category: the matrix rate of the dtype for
--- MatMul/Attn, the fp32 vector rate otherwise). A case with no flops formula (or 0 flops) is
--- memory-bound; one with flops but no bytes is compute-bound.
+-- uses the same function) on the essential work: a case whose intensity is under the ridge point
+-- P_compute / P_bandwidth is memory-bound (W = essential bytes, P = the case's memory ceiling,
+-- peaks.case_bandwidth: the best sustained DRAM rate, or for a working set near the L2 the rate
+-- measured at that size), else compute-bound (W = flops, P = the ceiling peaks.ceiling picks
+-- for its dtype and category: the matrix rate of the dtype for MatMul/Attn, the fp32 vector rate
+-- otherwise). A case with no flops formula (or 0 flops) is memory-bound; one with flops but no
+-- bytes is compute-bound. ceiling_gbs: the memory ceiling used (memory-bound cases);
+-- l2_ratio = essential bytes / L2 bytes, l2_near = 1 when at most peaks.L2_NEAR, else 0.
+-- rho_tilebench: the same roofline on TileBench's bytes_expr against peaks.bandwidth (the copy
+-- kernel), the rho tilebench reported before issue 19, comparable with TileBench's.
 -- speedup = t_baseline / t_impl; elib = t_lib / t_impl.
 local peaks_mod = require("tilebench.peaks")
 
 local M = {}
 
 local builtin = {latency_ms = true, gbs = true, tflops = true, intensity = true, rho = true,
-                 bound = true, ceiling_tflops = true, ceiling = true, speedup = true, elib = true}
+                 bound = true, ceiling_tflops = true, ceiling = true, speedup = true, elib = true,
+                 rho_tilebench = true, ceiling_gbs = true, l2_ratio = true, l2_near = true}
+M.builtin = builtin
 
 local registry, order = {}, {}
 
@@ -70,13 +80,22 @@ function M.compute(row, ctx)
     local t = ms * 1e-3
     m.latency_ms = ms
     local flops, bytes = row.flops, row.bytes
+    local essential = row.essential_bytes
+    if essential == nil then essential = bytes end
     if type(bytes) == "number" then m.gbs = bytes / t / 1e9 end
     if type(flops) == "number" then m.tflops = flops / t / 1e12 end
-    if positive(flops) and positive(bytes) then m.intensity = flops / bytes end
+    if positive(flops) and positive(essential) then m.intensity = flops / essential end
     local p = row.peaks or ctx.peaks
-    local roof = p and peaks_mod.roofline(p, flops, bytes, t, dtype, category)
-    if roof then
-      m.ceiling_tflops, m.ceiling, m.bound, m.rho = roof.ceiling_tflops, roof.ceiling, roof.bound, roof.rho
+    if p then
+      local bw, where = peaks_mod.case_bandwidth(p, essential)
+      if where.l2_ratio then m.l2_ratio, m.l2_near = where.l2_ratio, where.l2_near and 1 or 0 end
+      local roof = peaks_mod.roofline(p, flops, essential, t, dtype, category, bw)
+      if roof then
+        m.ceiling_tflops, m.ceiling, m.bound, m.rho = roof.ceiling_tflops, roof.ceiling, roof.bound, roof.rho
+        if roof.bound == "memory" then m.ceiling_gbs = bw end
+      end
+      local tb = peaks_mod.roofline(p, flops, bytes, t, dtype, category, peaks_mod.bandwidth(p))
+      if tb then m.rho_tilebench = tb.rho end
     end
     local baseline_ms = row.baseline_ms or row.t_baseline
     local lib_ms = row.lib_ms or row.t_lib

@@ -8,10 +8,15 @@
 --   peaks.save(label, t [, opts])           validates, writes sorted JSON atomically
 --   peaks.path(label [, dir]) -> path
 --   peaks.ceiling(peaks, dtype, category) -> tflops, key    the compute ceiling (TFLOP/s)
---   peaks.bandwidth(peaks) -> GB/s
---   peaks.roofline(peaks, flops, bytes, seconds, dtype, category) -> r   where the case sits:
---     {rho, bound = "memory"|"compute", ceiling_tflops, ceiling (key)}; rho is what metrics.lua
---     records and the report's roofline shows (one reader, one set of units)
+--   peaks.bandwidth(peaks) -> GB/s          the copy kernel's rate (TileBench's ceiling: rho_tilebench)
+--   peaks.memory_ceiling(peaks) -> GB/s     the best sustained DRAM rate over the traffic mixes
+--                                           (memory_ceiling_gbs; an older file: bandwidth_gbs)
+--   peaks.case_bandwidth(peaks, working_set_bytes) -> GB/s, info   the memory ceiling of a case:
+--     info = {l2_ratio, l2_near, source = "dram" | "size"}; see "Near the L2" below
+--   peaks.roofline(peaks, flops, bytes, seconds, dtype, category [, bandwidth_gbs]) -> r   where
+--     the case sits: {rho, bound = "memory"|"compute", ceiling_tflops, ceiling (key), bandwidth_gbs};
+--     rho is what metrics.lua records and the report's roofline shows (one reader, one set of
+--     units). bandwidth_gbs defaults to peaks.memory_ceiling.
 --   peaks.ceilings(peaks) -> {bandwidth = bytes/s, compute = {{label, rate = FLOP/s, key}...}}
 --     every roof the file holds, highest first (the report draws them); nil without peaks
 --
@@ -21,7 +26,20 @@
 --   fp8_e4m3_fast_accum =, int8 =}, provenance = {...}}. Rates are positive numbers; a matrix
 -- rate may be absent or null (not measurable on that GPU) and is then an error only when a case
 -- needs it.
--- Other top-level keys are kept (the writer may record more).
+-- Other top-level keys are kept (the writer may record more). Written since issue 19, optional
+-- (a file without them reads as before: every ceiling is bandwidth_gbs):
+--   memory_ceiling_gbs = N      the largest of bandwidth_mixes: rho's DRAM ceiling
+--   bandwidth_mixes = {read =, read2_write1 =, copy =, driver_copy =}   GB/s (bytes read + written)
+--     at working sets far past the L2 (>= 1 GiB); an entry may be null (not measured)
+--   bandwidth_by_size = {{bytes = working set, gbs = best mix}, ...}   ascending, measured as a
+--     case is (the L2 evicted before every run): the ceiling of cases near the L2
+--
+-- Near the L2 (issue 19): a case whose working set (its essential bytes, read + written) is at
+-- most L2_NEAR times the device's L2 can finish with part of its output still in the write-back
+-- L2, and then beats any sustained DRAM rate. Such a case is marked (l2_near) and measured
+-- against the best rate a streaming kernel reaches at its own working set (bandwidth_by_size,
+-- interpolated in log(size)), when that is above the DRAM ceiling; without bandwidth_by_size
+-- (an older file) it keeps the DRAM ceiling and the mark says its rho is L2-affected.
 --
 -- Which ceiling (peaks.matrix_rates): MatMul/Attn cases run on the tensor cores, so they are
 -- measured against the matrix rate of their dtype: fp16 -> fp16, bf16 -> bf16, fp32 -> tf32
@@ -31,6 +49,11 @@
 local util = require("tilebench.util")
 
 local M = {}
+
+-- A working set at most this many times the L2 is "near the L2" (docs/MEASUREMENT.md, "rho").
+M.L2_NEAR = 4
+
+M.mix_keys = {"read", "read2_write1", "copy", "driver_copy"}
 
 M.matrix_keys = {"fp16", "bf16", "tf32", "fp8_e4m3", "fp8_e4m3_fast_accum", "int8"}
 
@@ -95,6 +118,35 @@ function M.validate(t, name, label)
     end
     if v ~= util.null then positive(name, "matrix_tflops." .. k, v) end
   end
+  if t.memory_ceiling_gbs ~= nil then positive(name, "memory_ceiling_gbs", t.memory_ceiling_gbs) end
+  if t.bandwidth_mixes ~= nil then
+    if type(t.bandwidth_mixes) ~= "table" or util.is_array(t.bandwidth_mixes) and next(t.bandwidth_mixes) ~= nil then
+      fail(name, "bandwidth_mixes must be an object, got %s", util.describe(t.bandwidth_mixes))
+    end
+    local mixes = {}
+    for _, k in ipairs(M.mix_keys) do mixes[k] = true end
+    for k, v in pairs(t.bandwidth_mixes) do
+      if not mixes[k] then
+        local hint = util.did_you_mean(tostring(k), M.mix_keys)
+        fail(name, 'unknown key "%s" in bandwidth_mixes%s', tostring(k),
+          hint and string.format(' (did you mean "%s"?)', hint) or "")
+      end
+      if v ~= util.null then positive(name, "bandwidth_mixes." .. k, v) end
+    end
+  end
+  if t.bandwidth_by_size ~= nil then
+    if type(t.bandwidth_by_size) ~= "table" or not util.is_array(t.bandwidth_by_size) then
+      fail(name, "bandwidth_by_size must be a list of {bytes, gbs}, got %s", util.describe(t.bandwidth_by_size))
+    end
+    local last = 0
+    for i, e in ipairs(t.bandwidth_by_size) do
+      if type(e) ~= "table" then fail(name, "bandwidth_by_size[%d] must be {bytes, gbs}, got %s", i, util.describe(e)) end
+      positive(name, ("bandwidth_by_size[%d].bytes"):format(i), e.bytes)
+      positive(name, ("bandwidth_by_size[%d].gbs"):format(i), e.gbs)
+      if e.bytes <= last then fail(name, "bandwidth_by_size must ascend in bytes (entry %d)", i) end
+      last = e.bytes
+    end
+  end
   if t.provenance ~= nil and type(t.provenance) ~= "table" then
     fail(name, "provenance must be an object, got %s", util.describe(t.provenance))
   end
@@ -133,17 +185,55 @@ end
 
 function M.bandwidth(p) return p.bandwidth_gbs end
 
+function M.memory_ceiling(p) return p.memory_ceiling_gbs or p.bandwidth_gbs end
+
 local function positive_number(v) return type(v) == "number" and v > 0 and v == v end
+
+-- bandwidth_by_size at a working set: linear in log(bytes) between the two entries around it,
+-- the end entry's rate outside the measured range. nil without the list.
+function M.size_bandwidth(p, bytes)
+  local list = p.bandwidth_by_size
+  if type(list) ~= "table" or #list == 0 or not positive_number(bytes) then return nil end
+  if bytes <= list[1].bytes then return list[1].gbs end
+  for i = 2, #list do
+    local a, b = list[i - 1], list[i]
+    if bytes <= b.bytes then
+      local f = (math.log(bytes) - math.log(a.bytes)) / (math.log(b.bytes) - math.log(a.bytes))
+      return a.gbs + f * (b.gbs - a.gbs)
+    end
+  end
+  return list[#list].gbs
+end
+
+-- The memory ceiling of a case moving working_set bytes (its essential bytes): the DRAM ceiling,
+-- or for a case near the L2 the size ceiling where that is higher (see "Near the L2" above).
+function M.case_bandwidth(p, working_set)
+  local dram = M.memory_ceiling(p)
+  local info = {source = "dram"}
+  local l2 = type(p.device) == "table" and p.device.l2_bytes
+  if positive_number(l2) and positive_number(working_set) then
+    info.l2_ratio = working_set / l2
+    info.l2_near = info.l2_ratio <= M.L2_NEAR
+  end
+  if info.l2_near then
+    local at_size = M.size_bandwidth(p, working_set)
+    if at_size and at_size > dram then
+      info.source = "size"
+      return at_size, info
+    end
+  end
+  return dram, info
+end
 
 -- rho = W / (t * P) for the binding resource: under the ridge point ceiling / bandwidth the case
 -- is memory-bound (W = bytes, P = bandwidth), else compute-bound (W = flops, P = the ceiling of
 -- its dtype and category). No flops (or 0): memory-bound; flops but no bytes: compute-bound.
 -- nil when there is no time or no work.
-function M.roofline(p, flops, bytes, seconds, dtype, category)
+function M.roofline(p, flops, bytes, seconds, dtype, category, bandwidth_gbs)
   if not positive_number(seconds) or not (positive_number(flops) or positive_number(bytes)) then return nil end
   local ceiling, key = M.ceiling(p, dtype, category)
-  local bw = M.bandwidth(p)
-  local r = {ceiling_tflops = ceiling, ceiling = key}
+  local bw = bandwidth_gbs or M.memory_ceiling(p)
+  local r = {ceiling_tflops = ceiling, ceiling = key, bandwidth_gbs = bw}
   local memory_bound
   if not positive_number(flops) then memory_bound = true
   elseif not positive_number(bytes) then memory_bound = false
@@ -161,7 +251,7 @@ local NOT_A_CEILING = {fp8_e4m3_fast_accum = true}
 
 function M.ceilings(p)
   if type(p) ~= "table" then return nil end
-  local out = {bandwidth = p.bandwidth_gbs * 1e9, compute = {}}
+  local out = {bandwidth = M.memory_ceiling(p) * 1e9, compute = {}}
   out.compute[1] = {label = "fp32 vector", rate = p.fp32_tflops * 1e12, key = "fp32_tflops"}
   for _, k in ipairs(M.matrix_keys) do
     local v = p.matrix_tflops[k]

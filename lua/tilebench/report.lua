@@ -12,16 +12,17 @@ local M = {}
 
 local esc = svg.escape
 
--- ---- work (flops, bytes) of a case ----------------------------------------------------------
+-- ---- work (flops, bytes, essential bytes) of a case -----------------------------------------
 -- From raw run rows when we have them, else from the operator's config.yaml work formulas
--- (operator folder on the search path). nil when neither knows the case.
+-- (operator folder on the search path). nil when neither knows the case. bytes: TileBench's
+-- count (the bandwidth charts, as its GB/s); essential: rho's (the roofline).
 local function work_finder(raw_tables)
   local from_raw = {}
   for _, t in ipairs(raw_tables or {}) do
     for _, c in ipairs(t.cases) do
       for _, e in pairs(c.by_impl) do
         if e.bytes or e.flops then
-          from_raw[t.operator .. "|" .. c.key] = {flops = e.flops, bytes = e.bytes}
+          from_raw[t.operator .. "|" .. c.key] = {flops = e.flops, bytes = e.bytes, essential = e.essential_bytes or e.bytes}
           break
         end
       end
@@ -49,7 +50,7 @@ local function work_finder(raw_tables)
   end
   return function(operator, case)
     local w = from_raw[operator .. "|" .. case.key]
-    if w then return w.flops, w.bytes end
+    if w then return w.flops, w.bytes, w.essential end
     local ow = op_work(operator)
     if not ow then return nil end
     local hit = ow.cache[case.key]
@@ -57,12 +58,12 @@ local function work_finder(raw_tables)
       hit = false
       local c = ow.by_key[case.key]
       if c then
-        local ok, flops, bytes = pcall(ow.config.work, ow.op.config, c)
-        if ok then hit = {flops = tonumber(flops), bytes = tonumber(bytes)} end
+        local ok, flops, bytes, _, essential = pcall(ow.config.work, ow.op.config, c)
+        if ok then hit = {flops = tonumber(flops), bytes = tonumber(bytes), essential = tonumber(essential)} end
       end
       ow.cache[case.key] = hit
     end
-    if hit then return hit.flops, hit.bytes end
+    if hit then return hit.flops, hit.bytes, hit.essential end
     return nil
   end
 end
@@ -86,10 +87,12 @@ function M.load_peaks(label, file)
   return peaks_mod.load_file(path, label)
 end
 
--- The roofline fraction of one timed case: peaks.roofline's rho, as metrics.compute records it.
+-- The roofline fraction of one timed case: peaks.roofline's rho on the essential bytes against
+-- the case's memory ceiling (peaks.case_bandwidth), as metrics.compute records it.
 function M.roofline_fraction(peaks, flops, bytes, ms, dtype, category)
   if not peaks or type(ms) ~= "number" then return nil end
-  local r = peaks_mod.roofline(peaks, flops, bytes, ms * 1e-3, dtype, category)
+  local bw = peaks_mod.case_bandwidth(peaks, bytes)
+  local r = peaks_mod.roofline(peaks, flops, bytes, ms * 1e-3, dtype, category, bw)
   return r and r.rho, r
 end
 
@@ -258,7 +261,7 @@ function M.build(o)
     for _, t in ipairs(tables) do
       if t.mode == mode then
         for _, c in ipairs(t.cases) do
-          local flops, bytes = work(t.operator, c)
+          local flops, _, bytes = work(t.operator, c) -- the essential bytes: rho's
           if not (flops and bytes and flops > 0 and bytes > 0) then
             missing_work[t.operator] = true
           else

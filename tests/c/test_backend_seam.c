@@ -237,6 +237,33 @@ static void plan_runs_its_steps_in_order(void) {
   B->mem_free(px), B->mem_free(py);
 }
 
+/* A copy step: the driver's device-to-device copy, in plan order with a library call. */
+static void plan_copies_through_the_driver(void) {
+  enum { N = 300 };
+  float x[N], y[N];
+  for (int i = 0; i < N; i++) x[i] = (float)i, y[i] = -1;
+  gpu_ptr px = upload(x, sizeof x), py = upload(y, sizeof y);
+  add_one lib = {py, N, 0};
+  launch_plan *p = launch_plan_new(2);
+  CHECK(p != NULL, "launch_plan_new");
+  CHECK(launch_plan_add_copy(p, py, px, (N - 1) * sizeof(float), "memcpy dtod") == GPU_OK, "%s", gpu_last_error());
+  CHECK(launch_plan_add_call(p, add_one_run, &lib, "add_one") == GPU_OK, "%s", gpu_last_error());
+  CHECK(launch_plan_add_copy(p, py, px, 4, "one too many") == GPU_ERR_INVALID, "a third step in 2");
+  CHECK(launch_plan_run(p, B, S) == GPU_OK, "run: %s", gpu_last_error());
+  CHECK(B->copy_dtoh(y, py, sizeof y) == GPU_OK, "%s", gpu_last_error());
+  int good = 1;
+  for (int i = 0; i < N - 1; i++) good = good && y[i] == (float)i + 1;
+  CHECK(good && y[N - 1] == 0, "copy then add: y[5] = %g, y[last] = %g", y[5], y[N - 1]);
+  launch_plan_step_info info;
+  launch_plan_step(p, 0, &info);
+  CHECK(info.copy == 1 && info.native == 1 && info.copy_bytes == (N - 1) * sizeof(float) &&
+        strcmp(info.name, "memcpy dtod") == 0, "step 1: copy %d, %zu bytes", info.copy, info.copy_bytes);
+  launch_plan_step(p, 1, &info);
+  CHECK(info.copy == 0 && info.native == 1, "step 2 is the call");
+  launch_plan_free(p);
+  B->mem_free(px), B->mem_free(py);
+}
+
 static gpu_status run_launch_plan(void *plan, gpu_stream s) { return launch_plan_run(plan, gpu_backend_get(), s); }
 
 /* The timer's engine times a launch plan: two kernels per run, eviction before each, eager and
@@ -371,6 +398,7 @@ int main(void) {
   CHECK(B->stream_create(&S) == GPU_OK, "%s", gpu_last_error());
   host_kernels_compile_through_the_backend(cache);
   plan_runs_its_steps_in_order();
+  plan_copies_through_the_driver();
   timer_measures_a_plan();
   verify_finds_planted_mismatches();
   fake_reset();

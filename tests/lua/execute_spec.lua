@@ -57,4 +57,22 @@ describe("execute", function()
     assert.equal("config.yaml: bytes_expr: bad", r2[1].metrics_error)
     assert.is_nil(r2[1].gbs)
   end)
+
+  it("computes rho on the essential bytes and puts TileBench's rho and the L2 columns in extra", function()
+    local peaks = require("tilebench.peaks").validate({ gpu = "N", device = { name = "n", l2_bytes = 50e6 },
+      bandwidth_gbs = 4000, memory_ceiling_gbs = 4400, fp32_tflops = 50, matrix_tflops = {} }, "n")
+    local it = { operator = "rmsnorm", mode = "default", dtype = "fp32", case_index = 1, impls = { "cuda" },
+                 flops = 1e6, bytes = 3e9, essential_bytes = 2e9, category = "Reduction/Norm", gate = { rho = 0.5 } }
+    local rows = { { impl = "cuda", status = "ok", ms = 1.0, dtype = "fp32" } }
+    execute.case_metrics(it, rows, peaks)
+    local r = rows[1]
+    assert.near(2e9 / (1e-3 * 4400e9), r.rho, 1e-12)
+    assert.near(3e9 / (1e-3 * 4000e9), r.extra.rho_tilebench, 1e-12)
+    assert.equal(4400, r.extra.ceiling_gbs)
+    assert.near(40, r.extra.l2_ratio, 1e-12)
+    assert.equal(0, r.extra.l2_near)
+    -- the gate reads the essential rho (0.45): slow, where TileBench's count (0.75) would pass
+    assert.equal("slow", r.status)
+    assert.equal("rho 0.455 < gate 0.5", r.reason)
+  end)
 end)

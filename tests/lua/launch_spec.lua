@@ -48,7 +48,13 @@ describe('tb.launch.plan', function()
   it('names the step that is wrong', function()
     assert.has_error(function() launch.plan({5}) end, 'plan step 1 is a number, not a table')
     assert.has_error(function() launch.plan({{}}) end,
-      'plan step 1 needs exactly one of fn (a kernel) or call (a library call)')
+      'plan step 1 needs exactly one of fn (a kernel), call (a library call) or copy')
+    assert.has_error(function() launch.plan({{fn = 3, copy = {}}}) end,
+      'plan step 1 needs exactly one of fn (a kernel), call (a library call) or copy')
+    assert.has_error(function() launch.plan({{copy = 3}}) end,
+      'plan step 1: copy must be a table {dst = tensor, src = tensor [, bytes = n]}')
+    assert.has_error(function() launch.plan({{copy = {dst = 1}}}) end,
+      'plan step 1: copy.dst is a number, not a tensor')
     assert.has_error(function() launch.plan({{fn = 3}}) end, 'plan step 1: fn is a number, not a tb.function')
     assert.has_error(function() launch.plan({{call = {}}}) end,
       'plan step 1: call is a table, not a library call object')

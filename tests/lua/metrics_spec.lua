@@ -70,6 +70,81 @@ describe("metrics.compute", function()
   end)
 end)
 
+describe("metrics.compute: essential work and the memory ceiling (issue 19)", function()
+  -- A file of the new format: the copy kernel 4000 GB/s (TileBench's ceiling), the best mix
+  -- 4400, L2 50 MB and a size ladder that peaks at 2 x L2 (write-back L2).
+  local function new_peaks(extra)
+    local t = {gpu = "N", device = {name = "n", l2_bytes = 50e6}, bandwidth_gbs = 4000, fp32_tflops = 50,
+               matrix_tflops = {fp16 = 800}, memory_ceiling_gbs = 4400,
+               bandwidth_mixes = {read = 4400, read2_write1 = 4300, copy = 4000, driver_copy = 3900},
+               bandwidth_by_size = {{bytes = 25e6, gbs = 3000}, {bytes = 50e6, gbs = 5000},
+                                    {bytes = 100e6, gbs = 6000}, {bytes = 200e6, gbs = 4500}}}
+    for k, v in pairs(extra or {}) do t[k] = v end
+    return peaks.validate(t, "new")
+  end
+
+  it("computes rho on the essential bytes and rho_tilebench on TileBench's against the copy rate", function()
+    -- rmsnorm-like: TileBench counts 3e9 bytes, 2e9 are essential; far past the L2
+    local m = metrics.compute({ms = 1.0, flops = 1e6, bytes = 3e9, essential_bytes = 2e9, dtype = "fp32"},
+      {peaks = new_peaks(), category = "Reduction/Norm"})
+    near(2e9 / (1e-3 * 4400e9), m.rho)
+    near(3e9 / (1e-3 * 4000e9), m.rho_tilebench)
+    assert.are.equal(4400, m.ceiling_gbs)
+    near(40, m.l2_ratio)
+    assert.are.equal(0, m.l2_near)
+    near(3e9 / 1e-3 / 1e9, m.gbs) -- the bandwidth column keeps TileBench's bytes
+    near(1e6 / 2e9, m.intensity)
+  end)
+
+  it("without an essential formula both rhos use the same bytes; an old file has one ceiling", function()
+    local m = metrics.compute({ms = 1.0, flops = 1e6, bytes = 4e6, dtype = "fp16"}, {peaks = P, category = "Point-wise"})
+    near(4e6 / (1e-3 * 4000e9), m.rho)
+    near(m.rho, m.rho_tilebench)
+    assert.is_nil(m.l2_ratio) -- the fixture names no L2
+  end)
+
+  it("measures a case near the L2 against the rate at its working set where that is higher", function()
+    local p = new_peaks()
+    local at = function(ws) return metrics.compute({ms = 1.0, bytes = ws, dtype = "fp32"}, {peaks = p, category = "Point-wise"}) end
+    local m = at(100e6)                       -- 2 x L2: the ladder's 6000
+    assert.are.equal(1, m.l2_near)
+    assert.are.equal(6000, m.ceiling_gbs)
+    near(100e6 / (1e-3 * 6000e9), m.rho)
+    near(100e6 / (1e-3 * 4000e9), m.rho_tilebench)
+    local f = math.log(1.5) / math.log(2)     -- 150 MB: between 100 MB (6000) and 200 MB (4500)
+    near(6000 + f * (4500 - 6000), at(150e6).ceiling_gbs, 1e-9)
+    assert.are.equal(4400, at(10e6).ceiling_gbs) -- the ladder is under the DRAM ceiling there
+    assert.are.equal(1, at(10e6).l2_near)
+    local far = at(400e6)                     -- 8 x L2: not near, the DRAM ceiling
+    assert.are.equal(0, far.l2_near)
+    assert.are.equal(4400, far.ceiling_gbs)
+  end)
+
+  it("marks a case near the L2 and keeps the DRAM ceiling when the file has no ladder", function()
+    local p = peaks.validate({gpu = "O", device = {name = "o", l2_bytes = 50e6}, bandwidth_gbs = 4000,
+                              fp32_tflops = 50, matrix_tflops = {}}, "old")
+    local m = metrics.compute({ms = 1.0, bytes = 100e6, dtype = "fp32"}, {peaks = p, category = "Point-wise"})
+    assert.are.equal(1, m.l2_near)
+    near(2, m.l2_ratio)
+    assert.are.equal(4000, m.ceiling_gbs)
+    near(100e6 / (1e-3 * 4000e9), m.rho)
+  end)
+
+  it("leaves ceiling_gbs out for a compute-bound case; its two rhos agree", function()
+    local flops, bytes = 2 * 4096 ^ 3, 3 * 4096 * 4096 * 2
+    local m = metrics.compute({ms = 0.25, flops = flops, bytes = bytes, dtype = "fp16", category = "MatMul/Attn"},
+      {peaks = new_peaks()})
+    assert.are.equal("compute", m.bound)
+    assert.is_nil(m.ceiling_gbs)
+    near(m.rho, m.rho_tilebench)
+  end)
+
+  it("refuses to register a metric under a built-in column's name", function()
+    assert.has_error(function() metrics.register("rho_tilebench", function() end) end,
+      'metrics.register: "rho_tilebench" is a built-in metric')
+  end)
+end)
+
 describe("metrics.register", function()
   after_each(function() metrics.unregister("per_sm_gbs"); metrics.unregister("boom") end)
 

@@ -42,6 +42,14 @@ describe("peaks.load", function()
       {function(t) t.device = nil end, "device must be an object with a name"},
       {function(t) t.gpu = "Y" end, 'gpu is "Y", expected "X"'},
       {function(t) t.provenance = 3 end, "provenance must be an object"},
+      {function(t) t.memory_ceiling_gbs = 0 end, "memory_ceiling_gbs must be a positive number, got integer 0"},
+      {function(t) t.bandwidth_mixes = {reed = 1} end, 'unknown key "reed" in bandwidth_mixes %(did you mean "read"%?%)'},
+      {function(t) t.bandwidth_mixes = {copy = -3} end, "bandwidth_mixes.copy must be a positive number"},
+      {function(t) t.bandwidth_mixes = {1, 2} end, "bandwidth_mixes must be an object"},
+      {function(t) t.bandwidth_by_size = {bytes = 1} end, "bandwidth_by_size must be a list of {bytes, gbs}"},
+      {function(t) t.bandwidth_by_size = {{bytes = 2, gbs = 1}, {bytes = 1, gbs = 1}} end,
+        "bandwidth_by_size must ascend in bytes %(entry 2%)"},
+      {function(t) t.bandwidth_by_size = {{bytes = 2}} end, "bandwidth_by_size%[1%]%.gbs must be a positive number"},
     }
     for _, c in ipairs(cases) do
       local t = valid()
@@ -105,5 +113,43 @@ describe("peaks.ceiling", function()
     assert.is_false(ok)
     assert.matches("NOFP8%.json has no matrix_tflops%.int8 %(the ceiling of int8 MatMul/Attn cases%)", err)
     assert.are.same({300, "matrix_tflops.fp16"}, {peaks.ceiling(q, "fp16", "MatMul/Attn")})
+  end)
+end)
+
+describe("peaks: the memory ceiling (issue 19)", function()
+  it("reads the committed H200 file of the older format: one ceiling, the copy kernel's", function()
+    local p = peaks.load("H200", {dir = (TILEBENCH_HOME or os.getenv("TILEBENCH_HOME") or ".") .. "/peaks"})
+    assert.are.equal(p.bandwidth_gbs, peaks.memory_ceiling(p))
+    local bw, info = peaks.case_bandwidth(p, 2 ^ 30)
+    assert.are.equal(p.bandwidth_gbs, bw)
+    assert.are.equal("dram", info.source)
+    assert.is_false(info.l2_near)
+    local _, near = peaks.case_bandwidth(p, 100 * 2 ^ 20) -- rmsnorm fp32 K = 6144's working set
+    assert.is_true(near.l2_near)
+  end)
+
+  it("takes the new file's memory ceiling, with nulls for mixes not measured", function()
+    local t = valid()
+    t.memory_ceiling_gbs, t.bandwidth_mixes = 1200, {read = 1200, copy = 1000, driver_copy = util.null}
+    local p = peaks.validate(t, "x")
+    assert.are.equal(1200, peaks.memory_ceiling(p))
+    assert.are.equal(1000, peaks.bandwidth(p))
+    assert.are.equal(1200e9, peaks.ceilings(p).bandwidth) -- the report's roof is rho's
+  end)
+
+  it("interpolates the size ladder in log(size), clamped at its ends", function()
+    local p = {bandwidth_by_size = {{bytes = 1e6, gbs = 100}, {bytes = 4e6, gbs = 300}}}
+    assert.are.equal(100, peaks.size_bandwidth(p, 1))
+    assert.are.equal(300, peaks.size_bandwidth(p, 1e9))
+    assert.is_true(math.abs(peaks.size_bandwidth(p, 2e6) - 200) < 1e-9)
+    assert.is_nil(peaks.size_bandwidth({}, 2e6))
+  end)
+
+  it("passes the case's bandwidth to the roofline", function()
+    local p = peaks.validate(valid(), "x")
+    local r = peaks.roofline(p, nil, 1e9, 1e-3, "fp32", "Point-wise", 2000)
+    assert.are.equal(0.5, r.rho)
+    assert.are.equal(2000, r.bandwidth_gbs)
+    assert.are.equal(1.0, peaks.roofline(p, nil, 1e9, 1e-3, "fp32", "Point-wise").rho)
   end)
 end)
