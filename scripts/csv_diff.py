@@ -5,7 +5,8 @@
 
 For every <op>_<mode>.csv present in either folder: the columns of both, the rows matched by
 (params, dtype), each implementation's status, and its time ratio new/old. Prints one line per
-file and a total; exits 1 when a file, a column, a row or a status differs (times never fail:
+file and a total; exits 1 when a file, a column, a row or a status differs (columns appended
+after all the old ones are reported, not a difference) (times never fail:
 they are reported, with their geomean and range, for a reader to judge against run-to-run noise).
 """
 import csv
@@ -48,7 +49,11 @@ def main(argv):
         fo, ro = load(po)
         fn, rn = load(pn)
         problems = []
-        if fo != fn:
+        notes = []
+        if fn[:len(fo)] == fo and len(fn) > len(fo):
+            # columns appended after the old ones (e.g. issue 19's rho_tilebench_<impl>): not a difference
+            notes.append(f"{len(fn) - len(fo)} columns added ({', '.join(fn[len(fo):][:4])}{', ...' if len(fn) - len(fo) > 4 else ''})")
+        elif fo != fn:
             problems.append(f"columns differ: old {fo} new {fn}")
         missing = sorted(set(ro) - set(rn))
         extra = sorted(set(rn) - set(ro))
@@ -78,7 +83,7 @@ def main(argv):
             tim = f"time new/old geomean {g:.3f} [{min(ratios):.3f}, {max(ratios):.3f}] over {len(ratios)}"
         else:
             tim = "no times"
-        print(f"{name}: {len(ro)} old rows, {len(rn)} new; {'; '.join(problems) or 'statuses identical'}; {tim}")
+        print(f"{name}: {len(ro)} old rows, {len(rn)} new; {'; '.join(problems + notes) or 'statuses identical'}; {tim}")
         for c in changes[1:20]:
             print("    " + c)
         bad += bool(problems)
