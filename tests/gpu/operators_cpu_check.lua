@@ -183,6 +183,51 @@ function cpu.rmsnorm(c, h)
   end)
 end
 
+function cpu.l2_norm(c, h)
+  local cols = c.params.K
+  return rows_of(h, c.params.batch * c.params.M, cols, function(base, out)
+    local ss = 0
+    for j = 1, cols do ss = ss + h.x[base + j] ^ 2 end
+    local rstd = 1 / math.sqrt(ss + 1e-6)
+    for j = 1, cols do out[base + j] = round_to(c.dtype, h.x[base + j] * rstd) end
+  end)
+end
+
+function cpu.cross_entropy(c, h)
+  local rows, cols = c.params.batch_size, c.params.num_classes
+  local out = {}
+  for r = 0, rows - 1 do
+    local m = -math.huge
+    for j = 1, cols do m = math.max(m, h.logits[r * cols + j]) end
+    local s = 0
+    for j = 1, cols do s = s + math.exp(h.logits[r * cols + j] - m) end
+    out[r + 1] = round_to(c.dtype, m + math.log(s) - h.logits[r * cols + h.targets[r + 1] + 1])
+  end
+  return out
+end
+
+-- Also checks the operator's input generator (kl_divergence_gen.cu): every row of y_true is a
+-- distribution (positive, summing to 1), every row of log_y_pred one in log space.
+function cpu.kl_divergence(c, h)
+  local rows, cols = c.params.rows, c.params.cols
+  local out = {}
+  for r = 0, rows - 1 do
+    local s, sy, sp, ypos = 0, 0, 0, true
+    for j = 1, cols do
+      local y, lp = h.y_true[r * cols + j], h.log_y_pred[r * cols + j]
+      s = s + y * (math.log(y) - lp)
+      sy, sp, ypos = sy + y, sp + math.exp(lp), ypos and y > 0
+    end
+    checks = checks + 1
+    if not (ypos and math.abs(sy - 1) < 1e-4 and math.abs(sp - 1) < 1e-4) then
+      fail("kl_divergence rows=%d cols=%d: generated row %d: y_true sums to %.7g (all positive: %s), exp(log_y_pred) to %.7g",
+           rows, cols, r, sy, tostring(ypos), sp)
+    end
+    out[r + 1] = round_to("fp32", s)
+  end
+  return out
+end
+
 function cpu.mean_reduction(c, h)
   local rows, cols = c.params.M, c.params.N
   local out = {}
@@ -232,6 +277,17 @@ local CASES = {
               params = { { batch = 1, M = 5, K = 1001 }, { batch = 2, M = 3, K = 4096 }, { batch = 1, M = 7, K = 10240 },
                          { batch = 1, M = 3, K = 9 }, { batch = 1, M = 9, K = 2049 }, { batch = 7, M = 143, K = 40 },
                            { batch = 2, M = 150, K = 4096 } } },
+  l2_norm = { dtypes = { "fp16", "bf16", "fp32" },
+              params = { { batch = 1, M = 5, K = 1001 }, { batch = 2, M = 3, K = 4096 }, { batch = 1, M = 7, K = 10240 },
+                         { batch = 1, M = 3, K = 9 }, { batch = 1, M = 9, K = 2049 }, { batch = 7, M = 143, K = 40 },
+                         { batch = 2, M = 150, K = 4096 } } },
+  cross_entropy = { dtypes = { "fp16", "fp32" },
+                    params = { { batch_size = 5, num_classes = 1001 }, { batch_size = 33, num_classes = 512 },
+                               { batch_size = 3, num_classes = 7 }, { batch_size = 1001, num_classes = 100 },
+                               { batch_size = 9, num_classes = 20480 }, { batch_size = 300, num_classes = 4096 } } },
+  kl_divergence = { dtypes = { "fp32" },
+                    params = { { rows = 5, cols = 1001 }, { rows = 33, cols = 1024 }, { rows = 3, cols = 7 },
+                               { rows = 7, cols = 16384 }, { rows = 1001, cols = 100 }, { rows = 9, cols = 4098 } } },
   mean_reduction = { dtypes = { "fp16", "bf16", "fp32" },
                      params = { { M = 5, N = 1001 }, { M = 33, N = 20480 }, { M = 3, N = 17 }, { M = 7, N = 20480 },
                                 { M = 9, N = 4097 }, { M = 1001, N = 100 }, { M = 300, N = 4096 } } },
@@ -417,6 +473,9 @@ local function check_argmax_ties(op)
     print(string.format("ok  %s", where))
   end
 end
+
+-- issue 16's reduction/norm operators (docs/REDUCTIONS.md), checked after the others
+for _, n in ipairs({ "l2_norm", "cross_entropy", "kl_divergence" }) do ORDER[#ORDER + 1] = n end
 
 local selected = {}
 for i = 1, #arg do selected[#selected + 1] = arg[i] end
