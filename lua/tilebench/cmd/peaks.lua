@@ -9,15 +9,21 @@ local spec = {
   { name = "quick", type = "flag", desc = "small buffers, one shape, one algorithm (a smoke run, not a ceiling)" },
   { name = "out", type = "string", metavar = "DIR", desc = "directory for LABEL.json (default: peaks/ in the tilebench tree)" },
 }
-M.summary = "measure the GPU's bandwidth, fp32 and matrix peaks into peaks/<label>.json"
+M.summary = "measure the GPU's memory ceilings, fp32 and matrix peaks into peaks/<label>.json"
 M.usage = "usage: tilebench peaks --gpu LABEL [--quick] [--out DIR]\n\n" .. options.help(spec) .. "\n"
-  .. "\nMeasures: device copy bandwidth (best of a tuned copy kernel over a few grids; bytes read\n"
-  .. "plus written), the fp32 FMA rate, and cuBLASLt matmul rates for fp16, bf16, tf32, fp8 e4m3\n"
+  .. "\nMeasures: the memory ceiling, the best sustained rate of four traffic mixes (read-only, 2 reads :\n"
+  .. "1 write, copy, the driver's device-to-device copy; bytes read plus written; >= 2 GiB per buffer,\n"
+  .. "best of a few grids) and the same mixes near the L2 (1/4 to 8 x L2, L2 evicted before each run),\n"
+  .. "the copy kernel's rate (bandwidth_gbs, TileBench's ceiling), the fp32 FMA rate, and cuBLASLt\n"
+  .. "matmul rates for fp16, bf16, tf32, fp8 e4m3\n"
   .. "(with and without fast accumulation) and int8 (TOP/s): the best over large shapes and the\n"
   .. "heuristic's first algorithms. Times are medians of 15 timed runs after 3 warm-ups, L2 not flushed.\n"
 
 -- Every measurement: 3 warm-up and 15 timed runs, L2 not flushed (a ceiling, not a case).
 local PROTOCOL = { flush = false, mode = "fixed", warmup = 3, ["repeat"] = 15 }
+-- The rates near the L2 (bandwidth_by_size): a case's eviction before every run, more samples
+-- (the runs are short).
+local SIZE_PROTOCOL = { flush = true, mode = "fixed", warmup = 3, ["repeat"] = 30 }
 
 -- Matrix rates: what cuBLASLt is asked for each entry of matrix_tflops.
 M.MATRIX = {
@@ -33,6 +39,8 @@ function M.plan_sizes(quick)
   return {
     copy_bytes = quick and 256 * 2 ^ 20 or 2 * 2 ^ 30,
     copy_grids = quick and { 8 } or { 4, 8, 16, 32 },   -- blocks per SM
+    -- working sets near the L2, in L2 sizes (bandwidth_by_size; peaks.L2_NEAR is 4)
+    l2_factors = quick and { 0.5, 2 } or { 0.25, 0.5, 1, 1.5, 2, 3, 4, 6, 8 },
     fma_iters = quick and 1024 or 8192,
     shapes = quick and { { 4096, 4096, 4096 } } or { { 8192, 8192, 8192 }, { 16384, 16384, 8192 } },
     algos = quick and 1 or 3,
@@ -71,8 +79,8 @@ function M.run(args)
   -- A ceiling is what the device sustains: a short fixed protocol, and no throttle filter when
   -- every sample runs under it (heavy tensor-core loads do on an H200); clocks are recorded.
   local clocks = {}
-  local function median(plan, what)
-    local res = require("tilebench.runner").measure(plan, PROTOCOL)
+  local function median(plan, what, protocol)
+    local res = require("tilebench.runner").measure(plan, protocol or PROTOCOL)
     if what then clocks[what] = res.sm_clock_mhz end
     return res.median
   end
@@ -84,23 +92,85 @@ function M.run(args)
   if not mod then error("peaks: host/kernels/peaks.cu does not compile:\n" .. tostring(clog), 0) end
   local method = { timer = "tb.timer.measure median, fixed 3 warm-up + 15 runs, no L2 flush", sm_clock_mhz = clocks }
 
-  -- Bandwidth: a copy kernel over a few grid sizes (2 GiB each way: far past the L2).
   local bandwidth, best_grid = 0, nil
+  local mixes, by_size, ceiling = {}, {}, 0
   do
-    local bytes = sizes.copy_bytes
-    local a <close> = alloc(tensor, { bytes }, "uint8")
-    local b <close> = alloc(tensor, { bytes }, "uint8")
-    local fn = mod:get("peak_copy")
-    for _, per_sm in ipairs(sizes.copy_grids) do
-      local plan = launch.plan{ { fn = fn, grid = { props.sm_count * per_sm }, block = { 256 },
-                                  args = { a, b, launch.i64(bytes // 16) } } }
-      local gbs = M.gbs(2 * bytes, median(plan, "copy"))
-      log("copy kernel, %d blocks/SM: %.0f GB/s", per_sm, gbs)
-      if gbs > bandwidth then bandwidth, best_grid = gbs, per_sm end
+    -- Memory ceilings (issue 19): the best sustained rate of each traffic mix the suite's kernels
+    -- have -- read-only, 2 reads : 1 write, copy, and the driver's device-to-device copy -- at
+    -- working sets far past the L2, over a few grids; memory_ceiling_gbs is the best of them.
+    -- bandwidth_gbs stays the copy kernel's rate (TileBench's ceiling, rho_tilebench's).
+    local l2 = props.l2_bytes or 0
+    local buf = math.max(sizes.copy_bytes, l2 * 8) // 2 ^ 20 * 2 ^ 20 -- bytes per buffer
+    local a <close> = alloc(tensor, { buf }, "uint8")
+    local b <close> = alloc(tensor, { buf }, "uint8")
+    local c <close> = alloc(tensor, { buf }, "uint8")
+    local sink <close> = alloc(tensor, { props.sm_count * 32 * 256 * 16 }, "uint8")
+    -- Each mix: its plan over `bytes` per buffer at per_sm blocks per SM (nil: the driver's copy,
+    -- one grid), the bytes it moves (read + written) and its working set.
+    local MIXES = {
+      { key = "read", kernel = "peak_read", moved = 1,
+        args = function(n) return { a, sink, launch.i64(n // 16) } end },
+      { key = "read2_write1", kernel = "peak_read2", moved = 3,
+        args = function(n) return { a, b, c, launch.i64(n // 16) } end },
+      { key = "copy", kernel = "peak_copy", moved = 2,
+        args = function(n) return { a, b, launch.i64(n // 16) } end },
+      { key = "driver_copy", moved = 2 },
+    }
+    local function mix_plan(mix, n, per_sm)
+      if not mix.kernel then return launch.plan{ { copy = { dst = b, src = a, bytes = n } } } end
+      return launch.plan{ { fn = mod:get(mix.kernel), grid = { props.sm_count * per_sm }, block = { 256 },
+                            args = mix.args(n) } }
     end
-    method.bandwidth = { buffer_bytes = bytes, kernel = "peak_copy (16-byte words, 4 loads in flight)",
-                         blocks_per_sm = best_grid, counted = "bytes read + bytes written",
-                         driver_copy = "not measured: launch plans have no device-to-device copy step" }
+    -- The driver's copy is no kernel CUPTI records: it is timed by events (a few us on ~1 ms).
+    local function best_rate(mix, n, protocol, grids, what)
+      local best, grid = 0, nil
+      for _, per_sm in ipairs(mix.kernel and grids or { 0 }) do
+        local proto = protocol
+        if not mix.kernel then
+          proto = {}
+          for k, v in pairs(protocol) do proto[k] = v end
+          proto.clock = "events"
+        end
+        local ok, ms = pcall(median, mix_plan(mix, n, per_sm), what, proto)
+        if ok then
+          local gbs = M.gbs(mix.moved * n, ms)
+          if gbs > best then best, grid = gbs, per_sm end
+        else
+          log("%s at %d bytes: %s", mix.key, n, tostring(ms))
+        end
+      end
+      return best > 0 and best or nil, grid
+    end
+    local mix_method = {}
+    for _, mix in ipairs(MIXES) do
+      local gbs, grid = best_rate(mix, buf, PROTOCOL, sizes.copy_grids, mix.key)
+      log("%-13s %5.0f MiB per buffer: %s GB/s", mix.key, buf / 2 ^ 20, gbs and ("%.0f"):format(gbs) or "failed")
+      mixes[mix.key] = gbs or json.null
+      mix_method[mix.key] = { blocks_per_sm = grid, working_set_bytes = mix.moved * buf,
+                              kernel = mix.kernel or "cuMemcpyDtoDAsync (events clock)" }
+      if gbs and gbs > ceiling then ceiling = gbs end
+      if mix.key == "copy" then bandwidth, best_grid = gbs or 0, grid end
+    end
+    if bandwidth <= 0 then error("peaks: the copy kernel gave no time (see the messages above)", 0) end
+    -- Near the L2: the best mix at working sets from L2/4 to 8 x L2, each run after the L2 is
+    -- evicted as a case's is (the case protocol's flush), at the grid each mix liked best.
+    if l2 > 0 then
+      for _, f in ipairs(sizes.l2_factors) do
+        local best = 0
+        for _, mix in ipairs(MIXES) do
+          local n = math.floor(f * l2 / mix.moved / 4096) * 4096
+          local g = mix_method[mix.key].blocks_per_sm
+          local gbs = n > 0 and best_rate(mix, n, SIZE_PROTOCOL, { g or 8 })
+          if gbs and gbs > best then best = gbs end
+        end
+        if best > 0 then by_size[#by_size + 1] = { bytes = math.floor(f * l2), gbs = best } end
+        log("working set %.2f x L2 (%.0f MiB): best %.0f GB/s", f, f * l2 / 2 ^ 20, best)
+      end
+    end
+    method.bandwidth = { buffer_bytes = buf, kernel = "peak_copy (16-byte words, 4 loads in flight)",
+                         blocks_per_sm = best_grid, counted = "bytes read + bytes written", mixes = mix_method,
+                         by_size = "best mix per working set, L2 evicted before each run (fixed 3 warm-up + 30 runs)",
+                         driver_copy = "a plan copy step (cuMemcpyDtoDAsync), timed by events" }
   end
 
   -- fp32 FMA rate: 8 blocks of 256 threads per SM, 8 independent chains per thread.
@@ -164,6 +234,9 @@ function M.run(args)
     driver = versions.driver,
     cublaslt_version = bv.version,
     bandwidth_gbs = bandwidth,
+    memory_ceiling_gbs = ceiling > 0 and ceiling or nil,
+    bandwidth_mixes = mixes,
+    bandwidth_by_size = #by_size > 0 and by_size or nil,
     fp32_tflops = fp32_tflops,
     matrix_tflops = matrix,
     quick = opts.quick or false,
@@ -177,6 +250,8 @@ function M.run(args)
   end
   local path = dir .. "/" .. opts.gpu .. ".json"
   require("tilebench.util").write_atomic(path, json.encode(doc) .. "\n")
+  io.write(string.format("memory ceiling %.0f GB/s (read %s, 2 reads:1 write %s, copy %s, driver copy %s)\n", ceiling,
+    tostring(mixes.read), tostring(mixes.read2_write1), tostring(mixes.copy), tostring(mixes.driver_copy)))
   io.write(string.format("%s: bandwidth %.0f GB/s, fp32 %.1f TFLOP/s, fp16 %s, bf16 %s, tf32 %s, fp8 %s (fast %s), int8 %s\n",
     path, bandwidth, fp32_tflops, tostring(matrix.fp16), tostring(matrix.bf16), tostring(matrix.tf32),
     tostring(matrix.fp8_e4m3), tostring(matrix.fp8_e4m3_fast_accum), tostring(matrix.int8)))
