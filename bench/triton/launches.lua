@@ -44,7 +44,10 @@ for _, spec_s in ipairs(arg) do
     r.arch = tonumber((tostring(r.arch):gsub("^sm_", "")))
     r.grid = l.step.grid
     r.name = l.step.description and l.step.description.name or nil
-    r.cubin_sha256 = kernel.sha256(assert(kernel.cache_read(l.step.key .. ".cubin")))
+    local cubin = assert(kernel.cache_read(l.step.key .. ".cubin"))
+    r.cubin_sha256 = kernel.sha256(cubin)
+    r.cubin_hex = cubin:gsub(".", function(c) return string.format("%02x", c:byte()) end)
+    r.shared = l.step.description.shared
     r.args = {}
     for argname, v in pairs(l.spec.args) do
       if type(v) == "number" then r.args[argname] = { value = v }
