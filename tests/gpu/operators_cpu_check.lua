@@ -228,6 +228,55 @@ function cpu.kl_divergence(c, h)
   return out
 end
 
+-- The k best of each row in value order, equal values by the lower index (the operator's stated
+-- rule), softmax of the k values; weights and indices by output name. On generated inputs (not the
+-- planted ties) it also checks the generator: each row is a permutation of linspace(-3, 3, E)
+-- computed in fp32 (moe_topk_gating_gen.cu's arithmetic, no contraction) rounded to the dtype.
+function cpu.moe_topk_gating(c, h)
+  local M, E, k = c.params.M, c.params.E, c.params.k
+  local x = h.logits
+  local lin
+  if c.id ~= "ties" then
+    local f32 = function(v) return round_to("fp32", v) end
+    local step = f32(6 / (E > 1 and E - 1 or 1))
+    lin = {}
+    for i = 0, E - 1 do
+      lin[i + 1] = round_to(c.dtype, i < E // 2 and f32(-3 + f32(step * i)) or f32(3 - f32(step * (E - 1 - i))))
+    end
+    table.sort(lin)
+  end
+  local w, idx = {}, {}
+  for r = 0, M - 1 do
+    local order = {}
+    for j = 0, E - 1 do order[j + 1] = j end
+    table.sort(order, function(a, b)
+      local va, vb = x[r * E + a + 1], x[r * E + b + 1]
+      if va ~= vb then return va > vb end
+      return a < b
+    end)
+    if lin then
+      local row = {}
+      for j = 1, E do row[j] = x[r * E + j] end
+      table.sort(row)
+      checks = checks + 1
+      for j = 1, E do
+        if row[j] ~= lin[j] then
+          fail("moe_topk_gating %s %s: generated row %d is not a permutation of linspace(-3, 3, %d): sorted[%d] = %.9g, expected %.9g",
+               c.dtype, c.id, r, E, j - 1, row[j], lin[j])
+          break
+        end
+      end
+    end
+    local top, s = x[r * E + order[1] + 1], 0
+    for q = 1, k do s = s + math.exp(x[r * E + order[q] + 1] - top) end
+    for q = 1, k do
+      w[r * k + q] = round_to(c.dtype, math.exp(x[r * E + order[q] + 1] - top) / s)
+      idx[r * k + q] = order[q]
+    end
+  end
+  return { weights = w, indices = idx }
+end
+
 function cpu.mean_reduction(c, h)
   local rows, cols = c.params.M, c.params.N
   local out = {}
@@ -288,6 +337,10 @@ local CASES = {
   kl_divergence = { dtypes = { "fp32" },
                     params = { { rows = 5, cols = 1001 }, { rows = 33, cols = 1024 }, { rows = 3, cols = 7 },
                                { rows = 7, cols = 16384 }, { rows = 1001, cols = 100 }, { rows = 9, cols = 4098 } } },
+  moe_topk_gating = { dtypes = { "fp16", "bf16", "fp32" },
+                      params = { { M = 5, E = 128, k = 2 }, { M = 1001, E = 128, k = 2 }, { M = 33, E = 7, k = 3 },
+                                 { M = 9, E = 1000, k = 8 }, { M = 300, E = 64, k = 1 }, { M = 17, E = 37, k = 4 },
+                                 { M = 6, E = 128, k = 4 } } },
   mean_reduction = { dtypes = { "fp16", "bf16", "fp32" },
                      params = { { M = 5, N = 1001 }, { M = 33, N = 20480 }, { M = 3, N = 17 }, { M = 7, N = 20480 },
                                 { M = 9, N = 4097 }, { M = 1001, N = 100 }, { M = 300, N = 4096 } } },
@@ -401,9 +454,10 @@ local function configs_to_try(spec, c)
 end
 
 -- Runs every configuration of every implementation into poisoned outputs; tb.verify vs refs.
-local function check_impls(op, c, ctx, ins, refs, where)
+-- impls: the implementations to run (default op.impls, the default set).
+local function check_impls(op, c, ctx, ins, refs, where, impls)
   local family = device.props().family
-  for _, impl in ipairs(op.impls) do
+  for _, impl in ipairs(impls or op.impls) do
     local spec = op.module.implementations[impl]
     if not spec.supports or spec.supports(c, ctx) then
       for _, cfg in ipairs(configs_to_try(spec, c)) do
@@ -441,7 +495,8 @@ local function check_case(op, name, dtype, params)
   local want = cpu[name](c, host_all(ins))
   for oname, ref in pairs(refs) do
     local atol, rtol = config.tolerance(nil, ref.dtype)
-    compare_cpu(where .. " reference '" .. oname .. "' vs CPU", ref:to_host(1 << 24), want, atol, rtol)
+    -- an operator with several outputs returns its expected values by output name
+    compare_cpu(where .. " reference '" .. oname .. "' vs CPU", ref:to_host(1 << 24), want[oname] or want, atol, rtol)
   end
   check_impls(op, c, ctx, ins, refs, where)
   print(string.format("ok  %s", where))
@@ -475,7 +530,52 @@ local function check_argmax_ties(op)
 end
 
 -- issue 16's reduction/norm operators (docs/REDUCTIONS.md), checked after the others
-for _, n in ipairs({ "l2_norm", "cross_entropy", "kl_divergence" }) do ORDER[#ORDER + 1] = n end
+for _, n in ipairs({ "l2_norm", "cross_entropy", "kl_divergence", "moe_topk_gating" }) do ORDER[#ORDER + 1] = n end
+
+-- moe_topk_gating with planted ties (rows of equal values, ties at the top, ties straddling the
+-- k-th place, across the threads and vectors of a row): the lower index must come first, in the
+-- reference (against the CPU, exactly) and in every configuration of cuda and, where it imports,
+-- triton (against the reference: indices exact). Background values repeat too (2001 levels,
+-- fewer after rounding to fp16/bf16).
+local function check_moe_ties(op)
+  local impls = {}
+  for _, i in ipairs(op.impls) do impls[#impls + 1] = i end
+  if op.module.implementations.triton and require("tilebench.triton").available() then
+    impls[#impls + 1] = "triton"
+  else
+    print("moe_topk_gating planted ties: triton does not import here; cuda and the reference only")
+  end
+  for _, dtype in ipairs({ "fp16", "bf16", "fp32" }) do
+    for _, shape in ipairs({ { E = 128, k = 2 }, { E = 128, k = 4 }, { E = 37, k = 3 } }) do
+      local rows, E = 6, shape.E
+      local plants = { -- {value, columns}: the planted value is above every background value
+        { 2.5, { 1, 0, E - 1 } }, { 2.5, { E - 1, E // 2 } }, { 2.5, { E // 3 } }, { 2.5, { 9, 17, 25, 33 } },
+        { 2.5, {} }, { 2.5, {} } }
+      local vals = {}
+      for r = 0, rows - 1 do
+        for j = 0, E - 1 do vals[r * E + j + 1] = ((r * 7919 + j * 104729) % 2001) / 1000 - 1 end
+        for _, j in ipairs(plants[r + 1][2]) do vals[r * E + j + 1] = plants[r + 1][1] end
+      end
+      for j = 0, E - 1 do vals[4 * E + j + 1] = 0.75 end -- a row of one value: indices 0 .. k-1
+      for j = 0, E - 1, 3 do vals[5 * E + j + 1] = 1.5 end -- second place shared by every third column
+      vals[5 * E + E // 2 + 1] = 2.5
+      local params = { M = rows, E = E, k = shape.k }
+      local c = { params = params, dtype = dtype, index = 1, id = "ties" }
+      local where = string.format("moe_topk_gating %s E=%d k=%d planted ties", dtype, E, shape.k)
+      local ctx <close> = context.new(op, c)
+      local ins = { logits = ctx.from_table(vals, dtype, { rows, E }) }
+      local refs = op.module.outputs(c, ins, ctx)
+      for _, t in pairs(refs) do verify.poison(t) end
+      op.module.reference(c, ins, refs, ctx):run()
+      local want = cpu.moe_topk_gating(c, host_all(ins))
+      compare_cpu(where .. " reference indices vs CPU", refs.indices:to_host(), want.indices, 0, 0)
+      local atol, rtol = config.tolerance(nil, dtype)
+      compare_cpu(where .. " reference weights vs CPU", refs.weights:to_host(), want.weights, atol, rtol)
+      check_impls(op, c, ctx, ins, refs, where, impls)
+      print(string.format("ok  %s", where))
+    end
+  end
+end
 
 local selected = {}
 for i = 1, #arg do selected[#selected + 1] = arg[i] end
@@ -529,6 +629,7 @@ for _, name in ipairs(selected) do
     end
   end
   if name == "argmax" then check_argmax_ties(op) end
+  if name == "moe_topk_gating" then check_moe_ties(op) end
 end
 
 print(string.format("%d checks, %d failures", checks, failures))
