@@ -33,6 +33,8 @@ if [ -f "$ROOT/build/nvrtc-cache.tgz" ]; then
 fi
 export PYTHONUNBUFFERED=1
 summary=$OUTDIR/summary.txt
+STAMP=$OUTDIR/.session-start
+touch "$STAMP"
 # The operators of the operator stages: $OPS (comma-separated) where given, else every operator.
 OPS=${OPS:-$(ls operators | grep -v '^_' | tr '\n' ',' | sed 's/,$//')}
 
@@ -154,18 +156,19 @@ for s in "$@"; do
   esac
 done
 
-mkdir -p "$OUTDIR/bundle"
-for p in results peaks bench/results; do
-  [ -e "$ROOT/$p" ] && mkdir -p "$OUTDIR/bundle/$(dirname $p)" && cp -r "$ROOT/$p" "$OUTDIR/bundle/$p"
+# The trip back: the device tool brings 8 files of 16 MiB at most, and copies the tracked files
+# of the tree again at its next call (the CSVs written here would be overwritten there). So only
+# what this session wrote travels: session.tgz holds the CSVs, peaks, run.json/provenance, the
+# bench tables and the logs; journals.tgz the runs' journals (from which `tilebench merge` rebuilds
+# CSVs and raw/), split into journals.tgz.NN pieces of 15 MiB where larger (cat them | tar xz).
+# Raw samples stay behind: the journal holds them too.
+(cd "$ROOT" && find results peaks bench/results -type f -newer "$STAMP" ! -path '*/raw/*' ! -name journal.jsonl -print0 2>/dev/null |
+  tar czf "$OUTDIR/session.tgz" --null -T - --transform 's,^,tree/,' -C "$OUTDIR" logs)
+(cd "$ROOT" && find results -type f -name journal.jsonl -newer "$STAMP" -print0 | tar czf "$OUTDIR/journals.tgz" --null -T -)
+for f in session.tgz journals.tgz; do
+  if [ "$(stat -c %s "$OUTDIR/$f")" -gt 15728640 ]; then
+    split -b 15m -d "$OUTDIR/$f" "$OUTDIR/$f." && rm "$OUTDIR/$f"
+  fi
 done
-mv "$LOGS" "$OUTDIR/bundle/logs"
-# The device tool brings back 8 files of 16 MiB at most: session.tgz holds everything but the runs'
-# raw samples (CSVs, journals, provenance, logs, tables); raw.tgz the raw samples, split into
-# raw.tgz.NN pieces of 15 MiB where it is larger (cat raw.tgz.* | tar xz).
-tar czf "$OUTDIR/session.tgz" --exclude='*/raw' -C "$OUTDIR/bundle" .
-(cd "$OUTDIR/bundle" && find . -type d -name raw -prune -print0 | tar czf "$OUTDIR/raw.tgz" --null -T -)
-if [ "$(stat -c %s "$OUTDIR/raw.tgz")" -gt 15728640 ]; then
-  split -b 15m -d "$OUTDIR/raw.tgz" "$OUTDIR/raw.tgz." && rm "$OUTDIR/raw.tgz"
-fi
-rm -rf "$OUTDIR/bundle"
+rm -rf "$LOGS" "$STAMP"  # in session.tgz now; the tool counts every file it brings back
 echo "done: $summary"
