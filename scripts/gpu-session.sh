@@ -2,7 +2,8 @@
 # The runs that matter on the GPU machine, in stages, each logged. Used with the device tool:
 #   bash scripts/gpu-session.sh OUTDIR STAGE [STAGE...]
 # Stages: info, torch-probe, autotune-diag, ctest (GPU tests, quick ones), ctest-slow (isolation, resume), ctest-all, vector_add,
-# peaks, matmul, fidelity, operators (all operators, default mode), autotune, autotune-last (the
+# peaks, compare-aa-1/-2/-3, compare-aa-planted, compare-aa (bench/compare/aa.sh: compare's A/A
+# and planted-slowdown check, one device call each), matmul, fidelity, operators (all operators, default mode), autotune, autotune-last (the
 # last case of each dtype), autotune-full-cold (all operators, every case, autotune mode, from an
 # empty NVRTC cache: issue 14's target is 10 minutes), autotune-full-warm (the same again with the
 # cache autotune-full-cold filled, in a later call on the same machine: 5 minutes),
@@ -71,6 +72,23 @@ for s in "$@"; do
       stage vector_add "$TB" run --operator vector_add --gpu H200 ;;
     peaks)
       stage peaks "$TB" peaks --gpu H200 ;;
+    compare-aa-1|compare-aa-2|compare-aa-3|compare-aa-planted|compare-aa)
+      # bench/compare/aa.sh (issue 19): three default runs of the 12 operators, a planted 5 %
+      # slowdown, then the analysis (run-to-run noise from runs 1-2, A/A on runs 1-3, the planted
+      # run against run 1). One stage per device call; AA_DIR outlives the calls (the machine's
+      # /tmp stays while it is held). compare-aa copies the noise to peaks/noise/H200.json and
+      # the summary to bench/results/compare_aa_H200.txt (to commit) and into the logs.
+      aa=${AA_DIR:-/tmp/tilebench-aa}
+      case $s in
+        compare-aa-[123]) STAGE_TIMEOUT=${STAGE_TIMEOUT:-560} stage "$s" bash bench/compare/aa.sh "$aa" run "${s##*-}" ;;
+        compare-aa-planted) STAGE_TIMEOUT=${STAGE_TIMEOUT:-560} stage "$s" bash bench/compare/aa.sh "$aa" planted ;;
+        compare-aa)
+          stage compare-aa bash bench/compare/aa.sh "$aa" analyse
+          mkdir -p peaks/noise bench/results
+          cp "$aa/noise.json" peaks/noise/H200.json 2>/dev/null
+          cp "$aa/summary.txt" bench/results/compare_aa_H200.txt 2>/dev/null
+          for f in summary.txt noise.json aa.txt planted.txt aa.csv planted.csv; do cp "$aa/$f" "$LOGS/compare-aa.$f" 2>/dev/null; done ;;
+      esac ;;
     matmul)
       stage matmul bash bench/matmul/run.sh "$TB" ;;
     fidelity)
