@@ -145,8 +145,17 @@ function M.compile(dir, file, defines, options, load)
   return mod
 end
 
+-- Where `file` of the operator's folder is read from: itself, or the file ctx.sources names in
+-- its place (a candidate implementation under evaluation, lua/tilebench/candidate.lua): dir, file.
+function Ctx:source_of(file)
+  local o = self.sources and self.sources[file]
+  if o then return o.dir, o.file end
+  return self.dir, file
+end
+
 function Ctx:kernel(file, name, defines, options)
-  local mod = M.compile(self.dir, file, defines, options, not self.compile_only)
+  local dir, f = self:source_of(file)
+  local mod = M.compile(dir, f, defines, options, not self.compile_only)
   if self.compile_only then return { compiled = mod, name = name } end
   return mod:get(name)
 end
@@ -164,7 +173,7 @@ function Ctx:triton(spec)
   local arch = self.compile_only and M.compile_arch
     or (self.props.cc_major and string.format("sm_%d%d", self.props.cc_major, self.props.cc_minor or 0))
     or self.props.arch
-  local desc = { file = M.kernel_path(self.dir, spec.file), kernel = spec.kernel, signature = sig,
+  local desc = { file = M.kernel_path(self:source_of(spec.file)), kernel = spec.kernel, signature = sig,
                  divisible = div, constexprs = spec.constexprs or {}, num_warps = spec.num_warps or 4,
                  num_stages = spec.num_stages or 3, arch = arch }
   local d, cubin, from_cache, key = tri.compile(desc)

@@ -73,7 +73,7 @@ function M.case_metrics(it, rows, peaks)
   end
 end
 
-M.BAD = { slow = true, wrong = true, failed = true, timeout = true }
+M.BAD = { slow = true, wrong = true, failed = true, timeout = true, refused = true }
 
 -- Runs items through executor:run(item) -> rows (always one per implementation), appending
 -- each item's rows to the journal (durable) before the next item starts. hooks: on_rows(item,

@@ -99,7 +99,7 @@ local function mismatch_reason(report)
 end
 
 -- Runs impl with cfg once into poisoned outputs and verifies. Returns ok, plan, outs, report,
--- reason. A plan may come with finish(), run after the verified run and never timed: it moves
+-- reason, finish. A plan may come with finish(), run after the verified run and never timed: it moves
 -- what the run produced into outs (the torch implementation's returned tensors) and returns
 -- true, or false and why the result cannot be compared (wrong shape or dtype: status wrong).
 local function build_and_check(op, case, spec, cfg, ins, refs, ctx)
@@ -113,7 +113,7 @@ local function build_and_check(op, case, spec, cfg, ins, refs, ctx)
     if not okf then return false, plan, outs, nil, why end
   end
   local ok, report = verify_outputs(op, case, outs, refs)
-  return ok, plan, outs, report
+  return ok, plan, outs, report, nil, finish
 end
 
 -- tb.timer.measure, keeping a load that runs below the throttle threshold: that is the clock the
@@ -286,8 +286,12 @@ end
 -- report them as they happen (the parent then limits each phase's time on its own).
 -- The rows are raw results: flops, bytes, rho, speedup and the gate are the parent's
 -- (tilebench.execute.case_metrics), which holds the peaks and the whole case.
+-- item.candidate = {backend, file} adds the implementation `candidate` (tilebench.candidate: the
+-- file in place of the backend's source); item.checks runs tilebench.checks after each
+-- implementation's timed runs (default mode), a failed check being the row's status `refused`.
 function M.run_item(item, on_row, on_ready)
   local op = opmod.load(item.operator)
+  if item.candidate then require("tilebench.candidate").install(op, item.candidate) end
   local case = M.case_of(op, item)
   case.seed = case.seed or opmod.case_seed(op.name, case)
   local impls = item.impls or op.impls
@@ -309,7 +313,7 @@ function M.run_item(item, on_row, on_ready)
     local refs = op.module.outputs(case, ins, ctx)
     local rplan = op.module.reference(case, ins, refs, ctx)
     rplan:run()
-    return { ins = ins, refs = refs }
+    return { ins = ins, refs = refs, rplan = rplan }
   end)
   if not okref then
     local status, reason, fatal = M.classify_error(err)
@@ -319,7 +323,7 @@ function M.run_item(item, on_row, on_ready)
     end
     return ordered
   end
-  local ins, refs = err.ins, err.refs
+  local ins, refs, rplan = err.ins, err.refs, err.rplan
   if on_ready then on_ready() end
 
   for _, row in ipairs(ordered) do
@@ -362,13 +366,25 @@ function M.run_item(item, on_row, on_ready)
           return
         end
         row.config = M.config_string(cfg)
-        local okv, plan, _, report, why = build_and_check(op, case, spec, cfg, ins, refs, ctx)
+        local snapshot = item.checks and require("tilebench.checks").snapshot(ins, ctx)
+        local okv, plan, outs, report, why, finish = build_and_check(op, case, spec, cfg, ins, refs, ctx)
         row.verify = report
         if not okv then
           row.status, row.reason = "wrong", why or mismatch_reason(report)
           return
         end
         res = measure(plan, timer_opts(item.protocol), row)
+        if item.checks then
+          local list, refused = require("tilebench.checks").after({
+            op = op, case = case, ins = ins, outs = outs, plan = plan, finish = finish, rplan = rplan,
+            res = res, snapshot = snapshot, ctx = ctx, mismatch = mismatch_reason,
+            verify = function() return verify_outputs(op, case, outs, refs) end })
+          row.checks = list
+          if refused then
+            row.status, row.reason = "refused", refused
+            return
+          end
+        end
       end
       row.ms = res.median
       row.stats = res

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# eval.sh: `tilebench task` and `tilebench eval` without a GPU. task writes the document from the
+# operator folder (the kernel's declaration, the launches, the reference); eval's usage errors
+# exit 2; a candidate that does not compile (NVRTC, and triton where it imports) or that lacks the
+# kernel the plan launches is a full verdict here (compile_error, exit 4, the compiler's log in the
+# JSON); a Triton file importing torch is refused by the screen (exit 5); a file that compiles
+# gets as far as the device (no_device, exit 2, or a real verdict where a GPU is present).
+set -u
+: "${TILEBENCH:?}"
+fx="${TILEBENCH_HOME:?}/tests/fixtures/eval"
+fail() { echo "FAIL: $*"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export TILEBENCH_CACHE_DIR="$tmp/cache"
+field() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {"v": v}))' "$@"; }
+
+# task
+"$TILEBENCH" task --operator vector_add --backend cuda > "$tmp/task.md" || fail "task cuda"
+grep -q '^vector_add_cuda(const DTYPE \*__restrict__ x' "$tmp/task.md" || fail "task: no declaration"
+grep -q 'defines: BLOCK=256 DTYPE=float UNROLL=4' "$tmp/task.md" || fail "task: no launch defines"
+grep -q '^    return x + y' "$tmp/task.md" || fail "task: no torch reference"
+grep -q '^### fp16, case n=20971520' "$tmp/task.md" || fail "task: representative case"
+"$TILEBENCH" task --operator softmax --backend triton --output "$tmp/t.md" || fail "task --output"
+grep -q '^def softmax_kernel(x, out, rows, cols, BLOCK: tl.constexpr):' "$tmp/t.md" || fail "task triton: no def"
+"$TILEBENCH" task --operator vector_add > /dev/null 2>&1; [ $? -eq 2 ] || fail "task without --backend: want 2"
+"$TILEBENCH" task --operator nope --backend cuda > /dev/null 2>&1; [ $? -eq 2 ] || fail "task unknown operator: want 2"
+
+# eval: usage
+"$TILEBENCH" eval --impl "$fx/honest.cu" > /dev/null 2>&1; [ $? -eq 2 ] || fail "eval without --operator"
+"$TILEBENCH" eval --operator vector_add --impl "$tmp/none.cu" > /dev/null 2>&1; [ $? -eq 2 ] || fail "eval missing file"
+cp "$fx/honest.cu" "$tmp/honest.txt"
+err=$("$TILEBENCH" eval --operator vector_add --impl "$tmp/honest.txt" 2>&1); [ $? -eq 2 ] || fail "eval unknown extension"
+grep -q "give --backend" <<<"$err" || fail "extension message: $err"
+"$TILEBENCH" eval --operator vector_add --impl "$fx/honest.cu" --dtype fp64 > /dev/null 2>&1; [ $? -eq 2 ] || fail "eval bad dtype"
+"$TILEBENCH" eval --operator vector_add --impl "$fx/honest.cu" --cases x > /dev/null 2>&1; [ $? -eq 2 ] || fail "eval bad cases"
+
+# eval: compile errors are full verdicts without a GPU
+"$TILEBENCH" eval --operator vector_add --impl "$fx/syntax_error.cu" --json > "$tmp/v.json"; rc=$?
+[ $rc -eq 4 ] || fail "syntax_error exit $rc"
+[ "$(field "$tmp/v.json" 'v["status"], v["exit"], v["compile"]["ok"], v["backend"], v["replaces"]')" = "('compile_error', 4, False, 'cuda', 'vector_add.cu')" ] \
+  || fail "syntax_error verdict: $(cat "$tmp/v.json")"
+field "$tmp/v.json" 'any("syntax_error.cu(6): error: expected a \";\"" in l for l in v["compile_log"])' | grep -q True \
+  || fail "compile log lines: $(cat "$tmp/v.json")"
+"$TILEBENCH" eval --operator vector_add --impl "$fx/misnamed.cu" --json > "$tmp/v.json"; rc=$?
+[ $rc -eq 4 ] || fail "misnamed exit $rc"
+grep -q 'defines no kernel vector_add_cuda' "$tmp/v.json" || fail "misnamed reason: $(cat "$tmp/v.json")"
+"$TILEBENCH" eval --operator vector_add --impl "$fx/side_stream.cu" --cases first > "$tmp/v.txt"; rc=$?
+[ $rc -eq 4 ] || fail "side_stream exit $rc"
+grep -q 'cudaStreamCreateWithFlags" is undefined' "$tmp/v.txt" || fail "side_stream log: $(cat "$tmp/v.txt")"
+
+# a Triton file that imports torch: refused before it is compiled (no triton needed)
+"$TILEBENCH" eval --operator vector_add --impl "$fx/torch_delegating.py" --json > "$tmp/v.json"; rc=$?
+[ $rc -eq 5 ] || fail "torch_delegating exit $rc"
+[ "$(field "$tmp/v.json" 'v["status"], v["checks"][0]["name"]')" = "('refused', 'screen')" ] || fail "screen verdict: $(cat "$tmp/v.json")"
+grep -q 'line 3 imports torch' "$tmp/v.json" || fail "screen reason"
+
+# triton compile errors, where triton imports
+if "$TILEBENCH" script <(echo 'os.exit(require("tilebench.triton").available() and 0 or 1)') 2>/dev/null; then
+  "$TILEBENCH" eval --operator vector_add --impl "$fx/triton_error.py" --dtype fp16 --json > "$tmp/v.json"; rc=$?
+  [ $rc -eq 4 ] || fail "triton_error exit $rc"
+  grep -q "has no attribute 'nonexistent'" "$tmp/v.json" || fail "triton log: $(cat "$tmp/v.json")"
+fi
+
+# a file that compiles: as far as the device goes
+"$TILEBENCH" eval --operator vector_add --impl "$fx/honest.cu" --dtype fp32 --cases first --json > "$tmp/v.json"; rc=$?
+if "$TILEBENCH" devices > /dev/null 2>&1; then
+  [ $rc -eq 0 ] || fail "honest on a GPU: exit $rc $(cat "$tmp/v.json")"
+else
+  [ $rc -eq 2 ] || fail "honest without a GPU: exit $rc"
+  [ "$(field "$tmp/v.json" 'v["status"], v["compile"]["ok"]')" = "('no_device', True)" ] || fail "no_device verdict: $(cat "$tmp/v.json")"
+fi
+echo ok
