@@ -277,6 +277,25 @@ function cpu.moe_topk_gating(c, h)
   return { weights = w, indices = idx }
 end
 
+-- Counts of the values in [0, num_bins) (others not counted: the operator's rule); on generated
+-- inputs it also checks the generator (input[i] = i % num_bins).
+function cpu.histogramming(c, h)
+  local bins = c.params.num_bins
+  local hist = {}
+  for b = 1, bins do hist[b] = 0 end
+  local gen_ok = true
+  for i = 1, #h.input do
+    local v = h.input[i]
+    if v >= 0 and v < bins then hist[v + 1] = hist[v + 1] + 1 end
+    if v ~= (i - 1) % bins then gen_ok = false end
+  end
+  if c.id ~= "outliers" then
+    checks = checks + 1
+    if not gen_ok then fail("histogramming %s: the generated input is not arange(N) %% num_bins", c.id) end
+  end
+  return hist
+end
+
 function cpu.mean_reduction(c, h)
   local rows, cols = c.params.M, c.params.N
   local out = {}
@@ -341,6 +360,9 @@ local CASES = {
                       params = { { M = 5, E = 128, k = 2 }, { M = 1001, E = 128, k = 2 }, { M = 33, E = 7, k = 3 },
                                  { M = 9, E = 1000, k = 8 }, { M = 300, E = 64, k = 1 }, { M = 17, E = 37, k = 4 },
                                  { M = 6, E = 128, k = 4 } } },
+  histogramming = { dtypes = { "int32" },
+                    params = { { N = 1, num_bins = 64 }, { N = 1000003, num_bins = 64 }, { N = 70001, num_bins = 4096 },
+                               { N = 262147, num_bins = 1000 }, { N = 5, num_bins = 7 }, { N = 65536, num_bins = 256 } } },
   mean_reduction = { dtypes = { "fp16", "bf16", "fp32" },
                      params = { { M = 5, N = 1001 }, { M = 33, N = 20480 }, { M = 3, N = 17 }, { M = 7, N = 20480 },
                                 { M = 9, N = 4097 }, { M = 1001, N = 100 }, { M = 300, N = 4096 } } },
@@ -530,7 +552,19 @@ local function check_argmax_ties(op)
 end
 
 -- issue 16's reduction/norm operators (docs/REDUCTIONS.md), checked after the others
-for _, n in ipairs({ "l2_norm", "cross_entropy", "kl_divergence", "moe_topk_gating" }) do ORDER[#ORDER + 1] = n end
+for _, n in ipairs({ "l2_norm", "cross_entropy", "kl_divergence", "moe_topk_gating", "histogramming" }) do ORDER[#ORDER + 1] = n end
+
+-- The default implementations, plus triton where it imports (the checks of stated rules run it too).
+local function with_triton(op, where)
+  local impls = {}
+  for _, i in ipairs(op.impls) do impls[#impls + 1] = i end
+  if op.module.implementations.triton and require("tilebench.triton").available() then
+    impls[#impls + 1] = "triton"
+  else
+    print(where .. ": triton does not import here; the default implementations only")
+  end
+  return impls
+end
 
 -- moe_topk_gating with planted ties (rows of equal values, ties at the top, ties straddling the
 -- k-th place, across the threads and vectors of a row): the lower index must come first, in the
@@ -538,13 +572,7 @@ for _, n in ipairs({ "l2_norm", "cross_entropy", "kl_divergence", "moe_topk_gati
 -- triton (against the reference: indices exact). Background values repeat too (2001 levels,
 -- fewer after rounding to fp16/bf16).
 local function check_moe_ties(op)
-  local impls = {}
-  for _, i in ipairs(op.impls) do impls[#impls + 1] = i end
-  if op.module.implementations.triton and require("tilebench.triton").available() then
-    impls[#impls + 1] = "triton"
-  else
-    print("moe_topk_gating planted ties: triton does not import here; cuda and the reference only")
-  end
+  local impls
   for _, dtype in ipairs({ "fp16", "bf16", "fp32" }) do
     for _, shape in ipairs({ { E = 128, k = 2 }, { E = 128, k = 4 }, { E = 37, k = 3 } }) do
       local rows, E = 6, shape.E
@@ -562,6 +590,7 @@ local function check_moe_ties(op)
       local params = { M = rows, E = E, k = shape.k }
       local c = { params = params, dtype = dtype, index = 1, id = "ties" }
       local where = string.format("moe_topk_gating %s E=%d k=%d planted ties", dtype, E, shape.k)
+      impls = impls or with_triton(op, "moe_topk_gating planted ties")
       local ctx <close> = context.new(op, c)
       local ins = { logits = ctx.from_table(vals, dtype, { rows, E }) }
       local refs = op.module.outputs(c, ins, ctx)
@@ -575,6 +604,27 @@ local function check_moe_ties(op)
       print(string.format("ok  %s", where))
     end
   end
+end
+
+-- histogramming with values outside [0, num_bins) (never generated): none may be counted, by the
+-- reference (against the CPU) and every configuration of cuda and triton; an odd length and
+-- num_bins not a power of two.
+local function check_hist_outliers(op)
+  local n, bins = 10007, 100
+  local vals = {}
+  local odd = { -1, 100, 101, -2147483648, 2147483647, 4096, -100 }
+  for i = 1, n do vals[i] = (i * 7919) % 137 end -- 0..136: 37 of the 137 values out of range
+  for k, v in ipairs(odd) do vals[k * 1000] = v end
+  local c = { params = { N = n, num_bins = bins }, dtype = "int32", index = 1, id = "outliers" }
+  local where = "histogramming outliers"
+  local ctx <close> = context.new(op, c)
+  local ins = { input = ctx.from_table(vals, "int32", { n }) }
+  local refs = op.module.outputs(c, ins, ctx)
+  for _, t in pairs(refs) do verify.poison(t) end
+  op.module.reference(c, ins, refs, ctx):run()
+  compare_cpu(where .. " reference vs CPU", refs.hist:to_host(), cpu.histogramming(c, host_all(ins)), 0, 0)
+  check_impls(op, c, ctx, ins, refs, where, with_triton(op, where))
+  print(string.format("ok  %s", where))
 end
 
 local selected = {}
@@ -630,6 +680,7 @@ for _, name in ipairs(selected) do
   end
   if name == "argmax" then check_argmax_ties(op) end
   if name == "moe_topk_gating" then check_moe_ties(op) end
+  if name == "histogramming" then check_hist_outliers(op) end
 end
 
 print(string.format("%d checks, %d failures", checks, failures))

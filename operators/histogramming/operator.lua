@@ -1,0 +1,109 @@
+-- histogramming: hist[b] = #{i : input[i] == b} for b in [0, num_bins), int32 in and out
+-- (torch.bincount(input.to(int64), minlength=num_bins).to(int32); OPERATORS.md 21). Inputs as
+-- TileBench's newest generator: input = arange(N) % num_bins (histogramming_gen.cu, once per case
+-- before the reference), so every count is N / num_bins. Values outside [0, num_bins) are never
+-- generated; the kernels do not count them (torch would raise or grow the output).
+-- Reference: clear, then one global atomicAdd per element. `cuda`: shared-memory histograms per
+-- block into per-block partial rows, then a column sum (histogramming.cu). `triton`: tl.histogram
+-- per program, then one atomic add per non-zero bin.
+local op = {}
+op.category = "Reduction/Norm"
+
+function op.inputs(case, ctx)
+  local p = case.params
+  local x = ctx.empty({ p.N }, "int32")
+  local gen = ctx:kernel("histogramming_gen.cu", "histogramming_gen", {})
+  local plan = ctx.plan { { fn = gen, grid = { math.min(ctx.cdiv(p.N, 256), 65536) }, block = { 256 },
+                            args = { x, ctx.i64(p.N), ctx.i32(p.num_bins) } } }
+  if not ctx.compile_only then plan:run() end -- compile-only contexts only compile the generator
+  return { input = x }
+end
+
+function op.outputs(case, ins, ctx)
+  return { hist = ctx.empty({ case.params.num_bins }, "int32") }
+end
+
+function op.reference(case, ins, outs, ctx)
+  local p = case.params
+  local zero = ctx:kernel("histogramming_ref.cu", "histogramming_ref_zero", {})
+  local count = ctx:kernel("histogramming_ref.cu", "histogramming_ref", {})
+  return ctx.plan {
+    { fn = zero, grid = { ctx.cdiv(p.num_bins, 256) }, block = { 256 }, args = { outs.hist, ctx.i32(p.num_bins) } },
+    { fn = count, grid = { ctx.cdiv(p.N, 256) }, block = { 256 },
+      args = { ins.input, outs.hist, ctx.i64(p.N), ctx.i32(p.num_bins) } },
+  }
+end
+
+local SMEM_OPTIN, SMEM_PER_SM = 232448, 233472 -- H100/H200; plans read ctx.props
+
+-- A block's shared histogram: num_bins ints (plus 1 KiB the runtime keeps per block).
+local function smem_of(case) return case.params.num_bins * 4 end
+
+local function supports(case)
+  if smem_of(case) + 1024 > SMEM_OPTIN then
+    return false, string.format("num_bins = %d: a block's histogram (%d bytes) does not fit in shared memory",
+      case.params.num_bins, smem_of(case))
+  end
+  return true
+end
+
+-- Blocks of the counting kernel: one per chunk of BLOCK x UNROLL vectors, capped at WAVES x the
+-- blocks the device holds at once (threads and shared memory) when WAVES > 0.
+local function count_grid(case, cfg, props)
+  local nv = case.params.N // 4
+  local blocks = math.max(1, (nv + cfg.BLOCK * cfg.UNROLL - 1) // (cfg.BLOCK * cfg.UNROLL))
+  if cfg.WAVES > 0 then
+    local per_sm = math.min((props.max_threads_per_sm or 2048) // cfg.BLOCK,
+                            (props.smem_per_sm or SMEM_PER_SM) // (smem_of(case) + 1024))
+    blocks = math.min(blocks, (props.sm_count or 132) * math.max(1, per_sm) * cfg.WAVES)
+  end
+  return blocks
+end
+
+op.implementations = {
+  cuda = {
+    source = "histogramming.cu",
+    description = "block-private shared-memory histograms over grid-strided chunks of UNROLL 16-byte vectors per thread, stored as per-block rows, then a column sum (no global atomics)",
+    -- BLOCK 1024 and one wave keep the partial rows (G x num_bins) at 4 % of the input's bytes at
+    -- the largest case; UNROLL 2: 32 KiB in flight per SM at 2048 threads
+    default = { BLOCK = 1024, UNROLL = 2, WAVES = 1, RBLOCK = 256 },
+    space = { BLOCK = { 128, 256, 512, 1024 }, UNROLL = { 1, 2, 4, 8 }, WAVES = { 0, 1, 2, 4 }, RBLOCK = { 256, 1024 } },
+    supports = supports,
+    plan = function(case, ins, outs, cfg, ctx)
+      local p = case.params
+      local g = count_grid(case, cfg, ctx.props)
+      local partials = ctx.empty({ g, p.num_bins }, "int32")
+      local count = ctx:kernel("histogramming.cu", "histogramming_cuda", { BLOCK = cfg.BLOCK, UNROLL = cfg.UNROLL })
+      local reduce = ctx:kernel("histogramming.cu", "histogramming_reduce", { RBLOCK = cfg.RBLOCK })
+      return ctx.plan {
+        { fn = count, grid = { g }, block = { cfg.BLOCK }, smem = smem_of(case),
+          args = { ins.input, partials, ctx.i64(p.N), ctx.i32(p.num_bins) } },
+        { fn = reduce, grid = { ctx.cdiv(p.num_bins, 32) }, block = { cfg.RBLOCK },
+          args = { partials, outs.hist, ctx.i32(g), ctx.i32(p.num_bins) } },
+      }
+    end,
+  },
+  -- histogramming_triton.py: Triton, compiled ahead of time (selected with --impl triton)
+  triton = {
+    description = "Triton: a zeroing kernel, then PROGRAMS x SMs programs counting BLOCK-element chunks with tl.histogram, one atomic add per non-zero bin",
+    default = { BLOCK = 4096, PROGRAMS = 2, num_warps = 8 },
+    space = { BLOCK = { 1024, 2048, 4096, 8192 }, PROGRAMS = { 1, 2, 4 }, num_warps = { 4, 8 } },
+    supports = supports,
+    plan = function(case, ins, outs, cfg, ctx)
+      local p = case.params
+      local programs = math.min(ctx.cdiv(p.N, cfg.BLOCK), (ctx.props.sm_count or 132) * cfg.PROGRAMS)
+      local nb = 1
+      while nb < p.num_bins do nb = nb * 2 end
+      return ctx.plan {
+        ctx:triton { file = "histogramming_triton.py", kernel = "histogramming_zero_kernel",
+          grid = { ctx.cdiv(p.num_bins, 1024) }, args = { hist = outs.hist, num_bins = ctx.i32(p.num_bins) },
+          constexprs = { BLOCK = 1024 }, num_warps = 4, num_stages = 1 },
+        ctx:triton { file = "histogramming_triton.py", kernel = "histogramming_kernel", grid = { programs },
+          args = { input = ins.input, hist = outs.hist, n = ctx.i64(p.N), num_bins = ctx.i32(p.num_bins) },
+          constexprs = { BLOCK = cfg.BLOCK, NUM_BINS = nb }, num_warps = cfg.num_warps, num_stages = 1 },
+      }
+    end,
+  },
+}
+
+return op
