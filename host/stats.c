@@ -109,6 +109,49 @@ tb_stop_reason tb_stop_decide(const tb_stop_rule *rule, const tb_running *r, dou
   return TB_STOP_CONTINUE;
 }
 
+/* The mean known clock of the samples walking back from *end until window_s of GPU time is
+ * covered; *end becomes the first sample not taken. 0 when the samples run out first (-1 when the
+ * window holds no known clock). */
+static int window_mean(const double *clk, const double *busy_s, size_t *end, double window_s, double *mean) {
+  double t = 0, sum = 0;
+  size_t k = 0, i = *end;
+  while (i > 0 && t < window_s) {
+    i--;
+    t += busy_s[i];
+    if (clk[i] > 0) sum += clk[i], k++;
+  }
+  *end = i;
+  if (t < window_s) return 0;
+  if (k == 0) return -1;
+  *mean = sum / (double)k;
+  return 1;
+}
+
+int tb_clock_settled(const double *clk, const double *busy_s, size_t n, double window_s, double tol) {
+  if (!(window_s > 0)) return 1;
+  size_t end = n;
+  double later = 0, earlier = 0;
+  int a = window_mean(clk, busy_s, &end, window_s, &later);
+  if (a == 0) return 0;
+  int b = window_mean(clk, busy_s, &end, window_s, &earlier);
+  if (b == 0) return 0;
+  if (a < 0 || b < 0) return 1;
+  return fabs(later - earlier) <= tol * later;
+}
+
+tb_stop_reason tb_stop_decide_clock(const tb_stop_rule *rule, const tb_running *r, double wall_s, int capped,
+                                    int settled) {
+  tb_stop_reason d = tb_stop_decide(rule, r, wall_s);
+  if (rule->adaptive && capped && !settled && rule->settle_window_s > 0 &&
+      (d == TB_STOP_CONVERGED || d == TB_STOP_PLATEAU)) {
+    /* the wall clock and the sample cap still stop it */
+    if (rule->max_samples > 0 && r->n >= rule->max_samples) return TB_STOP_MAX_SAMPLES;
+    if (rule->timeout_s > 0 && wall_s >= rule->timeout_s) return TB_STOP_TIMEOUT;
+    return TB_STOP_CONTINUE;
+  }
+  return d;
+}
+
 int tb_sample_throttled(double clock_mhz, double max_mhz, double threshold) {
   return clock_mhz > 0 && max_mhz > 0 && clock_mhz < threshold * max_mhz;
 }
@@ -120,7 +163,13 @@ int tb_clock_sustained(size_t kept, size_t dropped, size_t min) {
 void tb_stop_run_stream(const tb_stop_rule *rule, const tb_stream_sample *s, size_t n,
                         double max_mhz, double threshold, tb_stream_result *out) {
   memset(out, 0, sizeof *out);
+  double *clk = malloc((n ? n : 1) * sizeof *clk), *busy = malloc((n ? n : 1) * sizeof *busy);
+  if (clk == NULL || busy == NULL) { /* no settle rule without memory: the plain decision */
+    free(clk), free(busy);
+    clk = busy = NULL;
+  }
   for (size_t i = 0; i < n; i++) {
+    if (clk) clk[i] = s[i].clock_mhz, busy[i] = s[i].gpu_time_s;
     out->consumed = i + 1;
     int under = tb_sample_throttled(s[i].clock_mhz, max_mhz, threshold);
     out->under_threshold += (size_t)under;
@@ -137,9 +186,15 @@ void tb_stop_run_stream(const tb_stop_rule *rule, const tb_stream_sample *s, siz
         out->running = out->all;
       }
     }
-    out->reason = tb_stop_decide(rule, &out->running, s[i].wall_s);
-    if (out->reason != TB_STOP_CONTINUE) return;
+    int capped = s[i].capped || out->sustained;
+    int settled = clk ? tb_clock_settled(clk, busy, i + 1, rule->settle_window_s, rule->settle_tol) : 1;
+    tb_stop_reason plain = tb_stop_decide(rule, &out->running, s[i].wall_s);
+    out->reason = tb_stop_decide_clock(rule, &out->running, s[i].wall_s, capped, settled);
+    if (out->reason != plain) out->waited_clock = 1;
+    if (out->reason != TB_STOP_CONTINUE) break;
   }
+  free(clk);
+  free(busy);
 }
 
 double tb_clip_next(unsigned long long *covered, unsigned long long start, unsigned long long end) {

@@ -54,6 +54,10 @@ typedef struct tb_stop_rule {
   double plateau_tol;  /* adaptive: relative change of the noise over the last window under
                           which it counts as converged (0.02; <= 0 disables) */
   size_t sustained_min; /* > 0: the sustained-clock rule (tb_clock_sustained) with this minimum */
+  double settle_window_s; /* adaptive, under a cap: the SM clock must have settled (tb_clock_settled
+                             over two windows of this much GPU time) before converged or plateau
+                             may stop; <= 0 disables */
+  double settle_tol;    /* the windows' mean clocks may differ by this fraction (0.01) */
 } tb_stop_rule;
 
 /* The relative change of the noise over the window: |least-squares slope| * window / mean of
@@ -63,6 +67,20 @@ double tb_noise_trend(const tb_running *r);
 /* The decision after the samples in r, wall_s seconds after the measurement began. Dropped
  * samples never reach r, so they count only toward the wall-clock limit. */
 tb_stop_reason tb_stop_decide(const tb_stop_rule *rule, const tb_running *r, double wall_s);
+
+/* The SM clock has settled: over the last window_s seconds of GPU time (busy_s per sample) and the
+ * window_s before it, the mean known clock (clk > 0) differs by at most tol of the later one.
+ * 0 while the samples do not yet cover both windows; 1 when a window has no known clock (nothing
+ * to wait for) or window_s <= 0. Under a power cap the clock moves for seconds after a load starts
+ * (H200: 1.0-1.9 GHz); a time that converged before the clock did belongs to a state the load
+ * leaves. */
+int tb_clock_settled(const double *clk, const double *busy_s, size_t n, double window_s, double tol);
+
+/* tb_stop_decide, then, for an adaptive rule while the load runs under a power or thermal cap
+ * (capped), converged and noise_plateau wait until the clock has settled (settled); timeout and
+ * max_samples still stop. The fixed protocol keeps exactly `repeat`. */
+tb_stop_reason tb_stop_decide_clock(const tb_stop_rule *rule, const tb_running *r, double wall_s, int capped,
+                                    int settled);
 
 /* A sample is taken while throttled when its SM clock is known (> 0) and under
  * threshold * max_mhz. Unknown clocks (<= 0) or an unknown max (<= 0) never drop a sample. */
@@ -91,12 +109,14 @@ int tb_split_samples(const int *marker, size_t m, size_t per, long *sample_of);
 double tb_clip_next(unsigned long long *covered, unsigned long long start, unsigned long long end);
 
 /* A synthetic or recorded stream of samples, fed one by one through the throttle filter and the
- * stopping rule: what the timer does, without a GPU. */
+ * stopping rule (with the clock-settle rule: capped while the sample is, or the filter is
+ * sustained): what the timer does, without a GPU. */
 typedef struct tb_stream_sample {
   double ms;         /* the sample's time */
   double gpu_time_s; /* GPU busy time behind it (eviction + kernels) */
   double wall_s;     /* wall clock since the start when the sample is known */
   double clock_mhz;  /* SM clock around it (<= 0: unknown) */
+  int capped;        /* taken under a power or thermal cap (NVML) */
 } tb_stream_sample;
 typedef struct tb_stream_result {
   tb_stop_reason reason; /* TB_STOP_CONTINUE when the stream ran out first */
@@ -104,6 +124,7 @@ typedef struct tb_stream_result {
   size_t kept, dropped_throttled;
   size_t under_threshold; /* samples under the threshold, dropped or (once sustained) kept */
   int sustained;          /* the sustained-clock rule switched the filter off */
+  int waited_clock;       /* a stop was held back at least once because the clock had not settled */
   tb_running running;     /* the samples that count */
   tb_running all;         /* every sample */
 } tb_stream_result;

@@ -18,7 +18,12 @@
  *       enqueue_s spent pointing its event nodes at each launch's events), flush_s (the part
  *       of collect_s spent in CUPTI flushes) and overlap_s (kernel time where CUPTI's records of
  *       back-to-back kernels overlapped, counted once in the samples and the busy time)
+ *     power and clock state: conditions, reading, cap_fraction, cap_reasons, power_w, power_max_w,
+ *       nvml_sm_clock_mhz (with readings), power_reason (why none), power_readings, cooldown_s,
+ *       cooldowns, cooldowns_bounded, clock_settled, settle_waits, rounds
  *   Errors raise: a fault of the plan with the API name; a hung plan with "timeout: ...".
+ *   tb.timer.measure_group({plan, ...} [, opts]) -> {result | {code, message}, ...} | nil, error,
+ *     index: the plans interleaved in rounds (conditions = "interleave")
  *   tb.timer.clock_probe([window_ns]) -> { mhz = median over SMs, min_mhz, max_mhz, sms }
  *   tb.timer.cupti() -> { available = bool, reason = string|nil, library = path|nil, flushes,
  *     forced_flushes (plain and forced CUPTI flushes so far in this process) }
@@ -184,6 +189,26 @@ static void push_result(lua_State *L, const measure_result *r) {
   set_num(L, "overlap_s", r->overlap_s);
   set_num(L, "kernels_per_run", r->kernels_per_run_median);
   set_str(L, "stop_reason", r->stop_reason);
+  /* power and clock state (docs/MEASUREMENT.md, "Power and clock state") */
+  set_str(L, "conditions", r->conditions);
+  set_str(L, "reading", r->reading);
+  if (r->power_read) {
+    char caps[128];
+    set_num(L, "cap_fraction", r->cap_fraction);
+    set_str(L, "cap_reasons", measure_cap_names(r->cap_reasons, caps, sizeof caps));
+    set_num(L, "power_w", r->power_w);
+    set_num(L, "power_max_w", r->power_max_w);
+    if (r->nvml_sm_clock_mhz > 0) set_num(L, "nvml_sm_clock_mhz", r->nvml_sm_clock_mhz);
+  }
+  if (r->power_reason[0]) set_str(L, "power_reason", r->power_reason);
+  set_num(L, "power_readings", (double)r->power_readings);
+  set_num(L, "cooldown_s", r->cooldown_s);
+  set_num(L, "cooldowns", (double)r->cooldowns);
+  set_num(L, "cooldowns_bounded", (double)r->cooldowns_bounded);
+  lua_pushboolean(L, r->clock_settled);
+  lua_setfield(L, -2, "clock_settled");
+  set_num(L, "settle_waits", (double)r->settle_waits);
+  set_num(L, "rounds", (double)r->rounds);
 }
 
 /* The engine's environment: the current device, the module's stream and cache. */
@@ -195,6 +220,15 @@ static void fill_env(lua_State *L, measure_env *env) {
   env->cache = &cache;
 }
 
+/* The host kernels the options need (NVRTC, cached on disk): only those. */
+static void need_kernels(lua_State *L, const measure_opts *o, measure_env *env) {
+  if (o->clock_check) env->kernels.clock_probe = tb_host_kernel(L, "clock_probe.cu", "tb_clock_probe");
+  if (o->flush && o->flush_mode == 0) {
+    env->kernels.evict_read = tb_host_kernel(L, "evict.cu", "tb_evict_read");
+    if (o->flush_tlb_bytes > 0) env->kernels.evict_pages = tb_host_kernel(L, "evict.cu", "tb_evict_pages");
+  }
+}
+
 static int l_measure(lua_State *L) {
   double started = measure_wall_now();
   measure_env env = {0};
@@ -204,12 +238,7 @@ static int l_measure(lua_State *L) {
   env.started = started;
   fill_env(L, &env);
   env.work = (measure_work){run_plan, plan, tb_plan_kernel_count(plan)};
-  /* Only the kernels the options need are compiled (NVRTC, cached on disk). */
-  if (o.clock_check) env.kernels.clock_probe = tb_host_kernel(L, "clock_probe.cu", "tb_clock_probe");
-  if (o.flush && o.flush_mode == 0) {
-    env.kernels.evict_read = tb_host_kernel(L, "evict.cu", "tb_evict_read");
-    if (o.flush_tlb_bytes > 0) env.kernels.evict_pages = tb_host_kernel(L, "evict.cu", "tb_evict_pages");
-  }
+  need_kernels(L, &o, &env);
   measure_result r;
   gpu_status st = measure_run(&env, &o, &r);
   if (st != GPU_OK) { /* structured (tb_raise): the campaign reads the failure's class */
@@ -225,6 +254,54 @@ static int l_measure(lua_State *L) {
   }
   push_result(L, &r);
   measure_result_free(&r);
+  return 1;
+}
+
+/* tb.timer.measure_group({plan, ...} [, opts]) -> {result | {code =, message =}, ...}: the plans
+ * measured interleaved in rounds (measure_run_group). A GPU failure returns nil, the structured
+ * error and the 1-based index of the plan it happened in (the caller decides what the others get:
+ * the runner measures them again one by one). */
+#define GROUP_MAX 16
+static int l_measure_group(lua_State *L) {
+  double started = measure_wall_now();
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_Integer k = luaL_len(L, 1);
+  luaL_argcheck(L, k >= 1 && k <= GROUP_MAX, 1, "1 to 16 plans");
+  measure_opts o;
+  parse_options(L, 2, &o);
+  measure_env envs[GROUP_MAX];
+  measure_result rs[GROUP_MAX];
+  for (lua_Integer i = 0; i < k; i++) {
+    lua_rawgeti(L, 1, i + 1);
+    tb_plan *plan = tb_check_plan(L, -1);
+    lua_pop(L, 1); /* the plan stays referenced by argument 1 */
+    memset(&envs[i], 0, sizeof envs[i]);
+    envs[i].started = started;
+    fill_env(L, &envs[i]);
+    envs[i].work = (measure_work){run_plan, plan, tb_plan_kernel_count(plan)};
+    if (i == 0) need_kernels(L, &o, &envs[0]);
+    else envs[i].kernels = envs[0].kernels;
+  }
+  size_t failed = 0;
+  gpu_status st = measure_run_group(envs, (size_t)k, &o, rs, &failed);
+  if (st != GPU_OK) {
+    lua_pushnil(L);
+    tb_push_error(L, st, rs[failed].error_api, rs[failed].message);
+    lua_pushinteger(L, (lua_Integer)failed + 1);
+    return 3;
+  }
+  lua_createtable(L, (int)k, 0);
+  for (lua_Integer i = 0; i < k; i++) {
+    if (rs[i].code) {
+      lua_createtable(L, 0, 2);
+      set_str(L, "code", rs[i].code);
+      set_str(L, "message", rs[i].message);
+    } else {
+      push_result(L, &rs[i]);
+    }
+    measure_result_free(&rs[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
   return 1;
 }
 
@@ -270,7 +347,7 @@ static int l_cupti(lua_State *L) {
 }
 
 static const luaL_Reg functions[] = {
-  {"measure", l_measure}, {"clock_probe", l_clock_probe}, {"cupti", l_cupti}, {NULL, NULL}};
+  {"measure", l_measure}, {"measure_group", l_measure_group}, {"clock_probe", l_clock_probe}, {"cupti", l_cupti}, {NULL, NULL}};
 
 int luaopen_tb_timer(lua_State *L);
 int luaopen_tb_timer(lua_State *L) {

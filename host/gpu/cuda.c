@@ -931,6 +931,7 @@ static const gpu_backend cuda_backend = {
   .graph_set_event = cuda_graph_set_event,
   .tensormap_encode = cuda_tensormap_encode,
   .timestamps = &gpu_cupti_timestamps,
+  .power = &gpu_nvml_power,
   .native_context = cuda_native_context,
   .native_stream = cuda_native_stream,
 };

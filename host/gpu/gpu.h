@@ -147,6 +147,37 @@ typedef struct gpu_timestamps {
   double (*clipped_ns)(void);   /* kernel time the collects removed as overlap, process total */
 } gpu_timestamps;
 
+/* Power and clock state, read by the host while the GPU works (NVML on CUDA: nvml.c). The timer
+ * reads it around every batch of samples: whether the device was held under a power or thermal
+ * cap, its SM clock and its power draw (docs/MEASUREMENT.md, "Power and clock state"). A backend
+ * without such a source sets gpu_backend.power to NULL; open() failing is a recorded reason,
+ * never an error of the measurement. */
+#define GPU_CAP_SW_POWER 0x1u     /* the driver holds the clocks down to stay under the power limit */
+#define GPU_CAP_HW_SLOWDOWN 0x2u  /* hardware slowdown (power brake, external signal) */
+#define GPU_CAP_SW_THERMAL 0x4u   /* the driver holds the clocks down for temperature */
+#define GPU_CAP_HW_THERMAL 0x8u   /* hardware thermal slowdown */
+#define GPU_CAP_HW_POWER_BRAKE 0x10u
+#define GPU_CAP_ANY 0x1fu         /* every cap above: a sample under any of them is "capped" */
+#define GPU_STATE_IDLE 0x100u     /* not a cap: the driver lowered the clocks because the GPU is idle */
+typedef struct gpu_power_reading {
+  unsigned reasons;       /* GPU_CAP_* and GPU_STATE_IDLE bits */
+  double sm_clock_mhz;    /* < 0: unknown */
+  double power_w;         /* < 0: unknown (NVML's own averaging window applies) */
+} gpu_power_reading;
+typedef struct gpu_power {
+  const char *name; /* "nvml" */
+  /* Opens the source for the device p describes (by PCI bus id, else UUID). Idempotent per
+   * device. GPU_ERR_NO_LIBRARY when the library is absent ("libnvidia-ml.so.1: <dlerror>"),
+   * GPU_ERR_INVALID when it does not know the device or lacks a function; the message says which. */
+  gpu_status (*open)(const gpu_device_props *p);
+  /* One reading of the opened device. Clock and power each may be unknown (< 0); the call
+   * fails only when the reasons cannot be read. */
+  gpu_status (*read)(gpu_power_reading *out);
+  /* The enforced power limit in W (GPU_ERR_INVALID when the device does not report it). */
+  gpu_status (*limit_w)(double *w);
+} gpu_power;
+extern const gpu_power gpu_nvml_power; /* nvml.c: NVML by dlopen */
+
 struct gpu_compiler; /* below, with rtc_compile */
 struct gpu_blas;     /* blas.h */
 
@@ -229,6 +260,8 @@ typedef struct gpu_backend {
 
   /* Kernel timestamps (CUPTI for CUDA); NULL where the backend has none. */
   const gpu_timestamps *timestamps;
+  /* Power and clock state (NVML for CUDA); NULL where the backend has none. */
+  const gpu_power *power;
 
   /* Raw handles for sibling layers (CUPTI, cuBLASLt) that need the driver's own types. */
   void *(*native_context)(void);

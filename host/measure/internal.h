@@ -37,6 +37,17 @@ typedef struct measure {
   size_t sustained_min;
   int sustained;
   tb_running run, run_all;
+  double *busy, *capfrac;    /* per sample: GPU busy seconds, share of its batch's readings capped */
+  /* power.c: the power source (NULL: none, r->power_reason says why), this batch's readings */
+  const gpu_power *pw;
+  size_t batch_reads, batch_capped;
+  double batch_cap, last_read;
+  double *pw_w, *pw_mhz;     /* every reading while sampling (power, NVML SM clock) */
+  size_t n_pw, cap_pw;
+  int stopped;               /* no more batches */
+  double est_busy, est_wall; /* median GPU busy and host seconds per sample of the last batch */
+  tb_stop_reason reason;
+  size_t warmup_left;
 } measure;
 
 #define PASS(call)                  \
@@ -84,6 +95,16 @@ gpu_status graph_choose_groups(measure *m, double est_busy); /* after the warm-u
 gpu_status graph_enqueue_groups(measure *m, size_t n, uint64_t ext_base);
 void graph_drop_groups(measure *m, const char *why);
 void graph_free(measure *m);
+
+/* power.c: readings of gpu_backend.power around batches, the cool-down. Never fails a measurement:
+ * a source that cannot be opened or read is dropped with its reason in r->power_reason. */
+void power_setup(measure *m);
+void power_batch_begin(measure *m);
+void power_poll(measure *m);            /* during the wait: at most every 5 ms */
+void power_batch_end(measure *m, int keep); /* sets batch_cap; keep: a sampling batch */
+void power_cooldown(measure *m);        /* blocks until idle or cooldown_max */
+void power_finish(measure *m);          /* the result's power fields */
+void power_free(measure *m);
 
 /* measure.c */
 gpu_status measure_ensure_events(measure *m, size_t need);

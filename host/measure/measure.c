@@ -56,7 +56,11 @@ static gpu_status grow_kept(measure *m, size_t need) {
   if (d) m->kpr = d;
   unsigned char *t = d ? realloc(m->thr, cap) : NULL;
   if (t) m->thr = t;
-  if (t == NULL) return measure_fail(m, gpu_set_error(GPU_ERR_OOM, "out of host memory"), "tb.timer.measure");
+  double *e = t ? realloc(m->busy, cap * sizeof *e) : NULL;
+  if (e) m->busy = e;
+  double *f = e ? realloc(m->capfrac, cap * sizeof *f) : NULL;
+  if (f) m->capfrac = f;
+  if (f == NULL) return measure_fail(m, gpu_set_error(GPU_ERR_OOM, "out of host memory"), "tb.timer.measure");
   m->cap = cap;
   return GPU_OK;
 }
@@ -130,6 +134,7 @@ static gpu_status wait_batch(measure *m, double t_enq, double predicted_s) {
       return measure_fail(m, GPU_ERR_TIMEOUT, "waiting for the plan's runs");
     }
     double left = t_enq + predicted_s - now, nap = left > 40e-6 ? 0.5 * left : 20e-6;
+    if (left > 2e-3) power_poll(m); /* not in the last 2 ms: a read must not delay the wake-up */
     if (nap > 0.1) nap = 0.1; /* a wrong prediction costs at most 0.1 s of sleep */
     if (nap > limit - (now - start)) nap = limit - (now - start);
     struct timespec ts = {(time_t)nap, (long)((nap - floor(nap)) * 1e9)};
@@ -154,6 +159,8 @@ static gpu_status keep_sample(measure *m, size_t i, double kernel_ms, double run
   m->clk[m->n] = clk;
   m->kpr[m->n] = use_ts ? R->kernel_count[i] : m->env->work.kernels;
   m->thr[m->n] = (unsigned char)under;
+  m->busy[m->n] = busy;
+  m->capfrac[m->n] = m->batch_cap;
   m->n++;
   m->r->under_threshold += (size_t)under;
   tb_running_add(&m->run_all, kernel_ms, busy);
@@ -223,7 +230,9 @@ static gpu_status run_batch(measure *m, size_t n, int keep, double predicted_s, 
   double t0 = measure_wall_now();
   PASS(enqueue_batch(m, n, base));
   double t1 = measure_wall_now();
+  power_batch_begin(m);
   PASS(wait_batch(m, t0, predicted_s));
+  power_batch_end(m, keep);
   double t2 = measure_wall_now();
   PASS(collect_batch(m, n, base, keep, est_busy));
   double t3 = measure_wall_now();
@@ -260,35 +269,51 @@ static void choose_probe_stride(measure *m, double est_busy) {
   if (m->group > 1) m->probe_stride = (m->probe_stride + m->group - 1) / m->group * m->group;
 }
 
-static gpu_status sample(measure *m, double t_start, tb_stop_reason *reason_out) {
-  const measure_mode *mode = &measure_modes[m->o.mode];
-  size_t warmup = m->o.warmup >= 0 ? (size_t)m->o.warmup : mode->default_warmup;
+/* The warm-up: runs through the same path, unkept; then the graph groups are chosen. */
+static gpu_status warm_up(measure *m) {
+  size_t warmup = m->o.warmup >= 0 ? (size_t)m->o.warmup : measure_modes[m->o.mode].default_warmup;
   m->r->warmup = warmup;
-  tb_stop_rule rule;
-  measure_stop_rule(&m->o, &rule);
-  double est_busy = 0, est_wall = 0;
-  for (size_t left = warmup; left > 0;) { /* warm-up runs go through the same path, unkept */
+  for (size_t left = warmup; left > 0;) {
     size_t n = left < MEASURE_BATCH_MAX ? left : MEASURE_BATCH_MAX;
     m->probe_stride = 1;
-    PASS(run_batch(m, n, 0, 0, &est_busy, &est_wall));
+    PASS(run_batch(m, n, 0, 0, &m->est_busy, &m->est_wall));
     left -= n;
   }
-  PASS(graph_choose_groups(m, est_busy));
-  tb_stop_reason reason = TB_STOP_CONTINUE;
-  while (reason == TB_STOP_CONTINUE) {
-    size_t n = batch_size(m, &rule, est_busy, est_wall, t_start);
-    choose_probe_stride(m, est_busy);
-    double b = 0;
-    PASS(run_batch(m, n, 1, est_busy * (double)n, &b, &est_wall));
-    if (b > 0) est_busy = b;
-    reason = tb_stop_decide(&rule, &m->run, measure_wall_now() - t_start);
-    /* Every sample so far ran under the threshold: that is the clock this load sustains, not a
-     * passing throttle, and waiting for the timeout would not change it. Give up now; the
-     * caller decides (the runner re-measures with the filter off and says so). */
-    size_t enough = rule.min_samples > 10 ? rule.min_samples : 10;
-    if (reason == TB_STOP_CONTINUE && m->run.n == 0 && m->r->dropped_throttled >= enough) break;
+  return graph_choose_groups(m, m->est_busy);
+}
+
+/* One batch of samples and the stopping decision after it. round_s > 0 (interleaved): the batch
+ * covers about that much GPU time, so the works of a group alternate faster than the device's
+ * power control moves. The cold reading takes one sample a batch, after a cool-down. */
+static gpu_status step(measure *m, const tb_stop_rule *rule, double t_start, double round_s) {
+  size_t n = batch_size(m, rule, m->est_busy, m->est_wall, t_start);
+  if (round_s > 0 && m->est_busy > 0) {
+    double fit = ceil(round_s / m->est_busy);
+    size_t g = m->group > 1 ? m->group : 1;
+    if ((double)n > fit) n = ((size_t)fit + g - 1) / g * g;
   }
-  *reason_out = reason;
+  int cold = m->o.reading == 1;
+  if (cold) {
+    n = 1;
+    power_cooldown(m);
+  }
+  choose_probe_stride(m, m->est_busy);
+  double b = 0;
+  PASS(run_batch(m, n, 1, m->est_busy * (double)n, &b, &m->est_wall));
+  if (b > 0) m->est_busy = b;
+  double wall = measure_wall_now() - t_start;
+  /* Under a power or thermal cap (the power source says so, or the load sustains a clock under
+   * the throttle threshold) the time may converge while the clock still moves: wait for both. */
+  int capped = !cold && (m->sustained || m->batch_cap > 0);
+  m->r->clock_settled = tb_clock_settled(m->clk, m->busy, m->n, m->o.settle_window, m->o.settle_tol);
+  m->reason = tb_stop_decide_clock(rule, &m->run, wall, capped, m->r->clock_settled);
+  if (m->reason != tb_stop_decide(rule, &m->run, wall)) m->r->settle_waits++;
+  /* Every sample so far ran under the threshold: that is the clock this load sustains, not a
+   * passing throttle, and waiting for the timeout would not change it. Give up now; the
+   * caller decides (the runner re-measures with the filter off and says so). */
+  size_t enough = rule->min_samples > 10 ? rule->min_samples : 10;
+  if (m->reason != TB_STOP_CONTINUE || (m->run.n == 0 && m->r->dropped_throttled >= enough)) m->stopped = 1;
+  if (m->stopped) m->r->wall_s = measure_wall_now() - t_start;
   return GPU_OK;
 }
 
@@ -301,18 +326,20 @@ static void finish(measure *m, tb_stop_reason reason) {
     for (size_t i = 0; i < m->n; i++) {
       if (m->thr[i]) continue;
       m->ms[j] = m->ms[i], m->ev_ms[j] = m->ev_ms[i], m->clk[j] = m->clk[i], m->kpr[j] = m->kpr[i];
+      m->busy[j] = m->busy[i], m->capfrac[j] = m->capfrac[i];
       j++;
     }
     m->n = j;
   }
   if (!measure_modes[m->o.mode].adaptive && m->n > (size_t)m->o.repeat) m->n = (size_t)m->o.repeat;
-  r->throttle_filter = !m->probe_fn ? "off" : m->sustained ? "sustained" : "on";
+  r->throttle_filter = !m->probe_fn ? "off" : m->o.reading == 1 ? "cold" : m->sustained ? "sustained" : "on";
   r->clock = m->cupti ? "cupti" : "events";
   r->graph = m->graph != NULL;
   r->graph_group = m->group > 1 ? m->group : 1;
   r->flush_bytes = m->flush_bytes;
   r->flush_tlb_bytes = m->tlb_pages * MEASURE_TLB_PAGE;
   r->stop_reason = tb_stop_reason_name(reason);
+  power_finish(m);
   if (m->n == 0) {
     r->code = r->dropped_throttled ? "throttled" : "timeout";
     if (r->dropped_throttled)
@@ -334,18 +361,25 @@ static void finish(measure *m, tb_stop_reason reason) {
   r->kernels_per_run_median = measure_median(r->kernels_per_run, r->n);
 }
 
-gpu_status measure_run(const measure_env *env, const measure_opts *o, measure_result *r) {
+static const char *const conditions_names[] = {"interleave", "cooldown", "sequential"};
+static const char *const reading_names[] = {"sustained", "cold"};
+
+/* Everything before the first batch: options, buffers, timestamps, the plan's graph, the power
+ * source. GPU_OK with r->code set means this work cannot be measured (no memory for the buffers). */
+static gpu_status setup(measure *m, const measure_env *env, const measure_opts *o, measure_result *r, double t_start) {
   memset(r, 0, sizeof *r);
-  measure m_, *m = &m_;
   memset(m, 0, sizeof *m);
   m->o = *o;
+  if (o->reading == 1) m->o.graph_group = 1; /* cold: no samples back to back in one launch */
   m->env = env, m->gpu = env->gpu, m->props = env->props, m->ts = env->gpu->timestamps;
   m->R = env->cache, m->r = r, m->s = env->stream;
   if (m->R->next_ext_id == 0) m->R->next_ext_id = 1ull << 40;
-  double t_start = env->started > 0 ? env->started : measure_wall_now();
   r->mode = measure_modes[o->mode].name;
+  r->conditions = conditions_names[o->conditions];
+  r->reading = reading_names[o->reading];
   r->flush_mode = o->flush_mode == 0 ? "read" : "write";
   r->throttle_threshold = o->throttle_threshold;
+  r->stop_reason = tb_stop_reason_name(TB_STOP_CONTINUE);
   m->probe_window = (unsigned)o->clock_window_ns;
   m->max_mhz = m->props->clock_khz / 1e3;
   r->max_clock_mhz = m->max_mhz;
@@ -356,20 +390,79 @@ gpu_status measure_run(const measure_env *env, const measure_opts *o, measure_re
                           "tb.timer.measure");
   }
   if (o->sustained_clock) m->sustained_min = o->min_samples > 10 ? (size_t)o->min_samples : 10;
+  if (o->reading == 1) m->sustained = 1; /* cold: the clock after idle is the reading; nothing is dropped */
   gpu_status st = evict_setup(m);
   if (st == GPU_OK && r->code == NULL) st = probe_setup(m);
   if (st != GPU_OK || r->code != NULL) return st;
   kernel_time_setup(m);
   graph_setup(m);
+  power_setup(m);
   r->setup_s = measure_wall_now() - t_start;
-  tb_stop_reason reason = TB_STOP_CONTINUE;
-  st = sample(m, t_start, &reason);
-  r->wall_s = measure_wall_now() - t_start;
-  if (st == GPU_OK) finish(m, reason);
+  return GPU_OK;
+}
+
+static void teardown(measure *m) {
   kernel_time_done(m);
   graph_free(m);
-  free(m->ms); free(m->ev_ms); free(m->clk); free(m->kpr); free(m->thr);
-  return st;
+  power_free(m);
+  free(m->ms); free(m->ev_ms); free(m->clk); free(m->kpr); free(m->thr); free(m->busy); free(m->capfrac);
+  m->ms = m->ev_ms = m->clk = m->kpr = m->busy = m->capfrac = NULL;
+  m->thr = NULL;
+}
+
+gpu_status measure_run_group(const measure_env *envs, size_t k, const measure_opts *o, measure_result *r,
+                             size_t *failed) {
+  double t_start = envs[0].started > 0 ? envs[0].started : measure_wall_now();
+  measure *ms = calloc(k ? k : 1, sizeof *ms);
+  *failed = 0;
+  if (ms == NULL) {
+    memset(r, 0, sizeof *r);
+    snprintf(r->message, sizeof r->message, "tb.timer.measure: out of host memory");
+    return gpu_set_error(GPU_ERR_OOM, "out of host memory");
+  }
+  gpu_status st = GPU_OK;
+  size_t made = 0, i = 0;
+  tb_stop_rule rule;
+  measure_stop_rule(o, &rule);
+  for (; i < k && st == GPU_OK; i++, made++) {
+    st = setup(&ms[i], &envs[i], o, &r[i], t_start);
+    if (st == GPU_OK && r[i].code) ms[i].stopped = 1; /* this work only: no buffers */
+  }
+  for (i = 0; st == GPU_OK && i < k; i++) {
+    if (ms[i].stopped) continue;
+    if (o->conditions == 1) power_cooldown(&ms[i]); /* cooldown: each work from an idle device */
+    st = warm_up(&ms[i]);
+  }
+  double round_s = k > 1 ? MEASURE_ROUND_S : 0;
+  for (int active = 1; st == GPU_OK && active;) {
+    active = 0;
+    for (i = 0; st == GPU_OK && i < k; i++) {
+      if (ms[i].stopped) continue;
+      st = step(&ms[i], &rule, t_start, round_s);
+      r[i].rounds++;
+      active |= !ms[i].stopped;
+    }
+  }
+  if (st != GPU_OK) { /* every loop above leaves i one past the work that failed */
+    *failed = i > 0 ? i - 1 : 0;
+    for (size_t j = 0; j < made; j++) teardown(&ms[j]);
+    free(ms);
+    return st;
+  }
+  for (i = 0; i < k; i++) {
+    if (r[i].code == NULL) {
+      if (r[i].wall_s == 0) r[i].wall_s = measure_wall_now() - t_start;
+      finish(&ms[i], ms[i].reason);
+    }
+    teardown(&ms[i]);
+  }
+  free(ms);
+  return GPU_OK;
+}
+
+gpu_status measure_run(const measure_env *env, const measure_opts *o, measure_result *r) {
+  size_t failed = 0;
+  return measure_run_group(env, 1, o, r, &failed);
 }
 
 void measure_result_free(measure_result *r) {

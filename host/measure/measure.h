@@ -4,7 +4,8 @@
  * the result as a table); tests/c/test_measure.c drives it on the fake backend.
  *
  * Units (host/measure/): options.c (the option table), modes.c (timing modes: batch sizing and
- * stopping rule), evict.c (cache eviction), clock_probe.c (SM clock probes), kernel_time.c
+ * stopping rule), evict.c (cache eviction), clock_probe.c (SM clock probes), power.c (the power
+ * source's readings around batches, the cool-down), kernel_time.c
  * (kernel-time sources: timestamps, events), graph.c (graph replay, graph groups), measure.c
  * (the loop: enqueue, wait, collect, summarize). docs/MEASUREMENT.md says what each measures. */
 #ifndef TB_MEASURE_H
@@ -40,6 +41,11 @@ typedef struct measure_opts {
   int clock;            /* 0 cupti (kernel timestamps), 1 events */
   int clock_check, sustained_clock;
   double throttle_threshold, clock_window_ns, clock_interval, sync_timeout;
+  int conditions;       /* 0 interleave (a case's implementations in rounds: measure_run_group),
+                           1 cooldown (each measurement starts after a cool-down), 2 sequential */
+  int reading;          /* 0 sustained, 1 cold (each sample after a cool-down) */
+  double cooldown_max;  /* seconds a cool-down may last */
+  double settle_window, settle_tol; /* the clock-settle rule under a cap (tb_clock_settled) */
 } measure_opts;
 
 typedef struct measure_opt_desc {
@@ -111,6 +117,7 @@ typedef struct measure_cache {
   uint64_t next_ext_id;           /* 0: not started (first id 2^40) */
   uint32_t evict_value;
   int said_fallback;              /* the events fallback was reported on stderr */
+  double idle_floor_w;            /* the lowest power a cool-down of this process read (0: none yet) */
   gpu_stream side;                /* group_events = split: the capture's second stream */
   gpu_event fork;                 /* its fork and join points (recorded during captures only) */
   /* per batch (MEASURE_BATCH_MAX + 1 samples) */
@@ -162,11 +169,41 @@ typedef struct measure_result {
   double wall_s, gpu_busy_s, evict_s, probe_s, setup_s, enqueue_s, wait_s, collect_s, gpu_span_s;
   double group_setup_s, enqueue_events_s, flush_s, overlap_s, kernels_per_run_median;
   const char *stop_reason;
+  /* power and clock state (power.c; gpu_backend.power, NVML on CUDA) */
+  int power_read;                 /* readings were taken: the fields below are meaningful */
+  char power_reason[512];         /* why not ("" when they were) */
+  double cap_fraction;            /* of the kept samples, the share taken under a power or thermal cap */
+  unsigned cap_reasons;           /* GPU_CAP_* bits seen while sampling */
+  double power_w, power_max_w;    /* median and highest power read while sampling */
+  double nvml_sm_clock_mhz;       /* median SM clock the power source read (0: unknown) */
+  size_t power_readings;
+  double cooldown_s;              /* seconds spent cooling down (cooldown conditions, cold reading) */
+  size_t cooldowns, cooldowns_bounded; /* cool-downs, and those that ended at cooldown_max */
+  const char *conditions, *reading;
+  int clock_settled;              /* the clock had settled when the measurement stopped */
+  size_t settle_waits;            /* batches after a stop the unsettled clock held back */
+  size_t rounds;                  /* interleaved: rounds this measurement took part in */
 } measure_result;
 
 /* Measures env->work under o. GPU_OK with r filled (r->code says whether samples were kept);
  * otherwise the failing status with r->message. Options must have passed measure_opts_check. */
 gpu_status measure_run(const measure_env *env, const measure_opts *o, measure_result *r);
+/* Measures k works under o interleaved: after each one's warm-up (in order), rounds of one batch
+ * of each work still sampling, in order (A B C A B C ...), each batch covering about
+ * MEASURE_ROUND_S of GPU time, so the works share the device's power and thermal state; each stops
+ * by its own rule, and `timeout` bounds the whole group. envs[i].work differs; the rest is shared.
+ * GPU_OK with every r[i] filled (r[i].code per work), or the first failure, with *failed its index
+ * and r[*failed].message; the works before it keep no result then. */
+gpu_status measure_run_group(const measure_env *envs, size_t k, const measure_opts *o, measure_result *r,
+                             size_t *failed);
+#define MEASURE_ROUND_S 0.02
+const char *measure_cap_names(unsigned bits, char *buf, size_t len); /* "sw_power_cap,hw_slowdown" */
+/* The cool-down's stopping test over its readings so far (taken MEASURE_COOL_STEP_S apart): the
+ * last shows no cap and a power at the idle floor of the process (floor_w > 0: within 5 % + 5 W),
+ * or one that no longer falls (within 2 % of the reading 0.5 s before); without a power figure,
+ * 0.5 s without a cap. */
+#define MEASURE_COOL_STEP_S 0.05
+int measure_power_idle(const gpu_power_reading *rd, size_t n, double floor_w);
 void measure_result_free(measure_result *r);
 double measure_wall_now(void); /* CLOCK_MONOTONIC seconds */
 

@@ -34,5 +34,6 @@ void measure_stop_rule(const measure_opts *o, tb_stop_rule *rule) {
   *rule = (tb_stop_rule){.adaptive = measure_modes[o->mode].adaptive, .repeat = (size_t)o->repeat,
                          .min_samples = (size_t)o->min_samples, .max_samples = (size_t)o->max_samples,
                          .max_noise = o->max_noise, .min_time_s = o->min_time, .timeout_s = o->timeout,
-                         .plateau_tol = o->noise_plateau};
+                         .plateau_tol = o->noise_plateau, .settle_window_s = o->settle_window,
+                         .settle_tol = o->settle_tol};
 }

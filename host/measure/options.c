@@ -13,7 +13,7 @@ const measure_opts measure_default_opts = {
   .min_time = 0.05, .timeout = 15, .noise_plateau = 0.02, .flush = 1, .flush_bytes = -1, .flush_mode = 0,
   .flush_tlb_bytes = 0, .graph = 1, .graph_group = 0, .group_events = 0, .clock = 0, .clock_check = 1,
   .sustained_clock = 1, .throttle_threshold = 0.90, .clock_window_ns = 2000, .clock_interval = 0.005,
-  .sync_timeout = 60};
+  .sync_timeout = 60, .conditions = 0, .reading = 0, .cooldown_max = 5, .settle_window = 0.25, .settle_tol = 0.01};
 
 #define OFF(f) offsetof(measure_opts, f)
 const measure_opt_desc measure_options[] = {
@@ -66,6 +66,22 @@ const measure_opt_desc measure_options[] = {
    "their group (0: probe around every sample)"},
   {"sync_timeout", MEASURE_OPT_NUMBER, OFF(sync_timeout), NULL, 0.001, 86400, "60",
    "seconds to wait for one batch of runs before raising 'timeout'"},
+  {"conditions", MEASURE_OPT_CHOICE, OFF(conditions), "interleave cooldown sequential", 0, 0, "interleave",
+   "how a case's implementations get equal conditions: measured in rounds, one batch of each in turn, "
+   "so they share the power state (interleave; timeout bounds the round-robin), each after a cool-down "
+   "until the power source reads idle (cooldown, at most cooldown_max), or one after the other as they come "
+   "(sequential)"},
+  {"reading", MEASURE_OPT_CHOICE, OFF(reading), "sustained cold", 0, 0, "sustained",
+   "sustained: samples back to back, what a training loop sees; cold: each sample after a cool-down "
+   "(one sample per batch, no graph groups, nothing dropped for its clock), like ncu's replay"},
+  {"cooldown_max", MEASURE_OPT_NUMBER, OFF(cooldown_max), NULL, 0, 600, "5",
+   "seconds a cool-down may wait for the power source to read idle (without one: a pause of "
+   "min(cooldown_max, 1) s)"},
+  {"settle_window", MEASURE_OPT_NUMBER, OFF(settle_window), NULL, 0, 60, "0.25",
+   "adaptive, under a power or thermal cap: seconds of GPU time in each of the two last windows whose "
+   "mean SM clocks must agree within settle_tol before the time may stop (0: off)"},
+  {"settle_tol", MEASURE_OPT_NUMBER, OFF(settle_tol), NULL, 0, 1, "0.01",
+   "the relative difference of the two windows' mean SM clocks under which the clock has settled"},
 };
 const size_t measure_n_options = sizeof measure_options / sizeof measure_options[0];
 

@@ -10,6 +10,10 @@ local peaks_mod = require("tilebench.peaks")
 
 local M = {}
 
+-- The clock and power columns every measured row carries (runner.lua's `measured`); the report
+-- shows them apart from a campaign's metrics.
+M.POWER_COLUMNS = { sm_clock_mhz = true, cap_fraction = true }
+
 local esc = svg.escape
 
 -- ---- work (flops, bytes, essential bytes) of a case -----------------------------------------
@@ -389,17 +393,22 @@ function M.build(o)
       end
     end
     w("</div>")
-    -- Metrics the campaign registered (CSV columns <name>_<impl>): one row per case and
+    -- Per-implementation columns beyond the standard ones (CSV <name>_<impl>): the clock and
+    -- power state of each measurement (runner.lua: median SM clock, share of samples under a
+    -- power or thermal cap), then the metrics a campaign registered; one row per case and
     -- implementation that has any.
-    if t.extra and #t.extra > 0 then
+    local function extra_table(title, names)
+      if #names == 0 then return end
       local header, rows = {"params", "dtype", "implementation"}, {}
-      for _, name in ipairs(t.extra) do header[#header + 1] = name end
+      for _, name in ipairs(names) do header[#header + 1] = name end
       for _, c in ipairs(t.cases) do
         for _, impl in ipairs(t.impls) do
           local e = c.by_impl[impl]
-          if e and e.extra then
+          local any = false
+          for _, name in ipairs(names) do if e and e.extra and e.extra[name] ~= nil then any = true end end
+          if any then
             local row = {c.params, c.dtype, impl}
-            for _, name in ipairs(t.extra) do
+            for _, name in ipairs(names) do
               local v = e.extra[name]
               row[#row + 1] = v ~= nil and ("%.4g"):format(v) or ""
             end
@@ -407,9 +416,17 @@ function M.build(o)
           end
         end
       end
-      w(("<h4>Campaign metrics</h4>"))
+      if #rows == 0 then return end
+      w(("<h4>%s</h4>"):format(title))
       w(html_table(header, rows))
     end
+    local power_names, metric_names = {}, {}
+    for _, name in ipairs(t.extra or {}) do
+      if M.POWER_COLUMNS[name] then power_names[#power_names + 1] = name
+      else metric_names[#metric_names + 1] = name end
+    end
+    extra_table("Clock and power (median SM clock in MHz; share of samples under a power or thermal cap)", power_names)
+    extra_table("Campaign metrics", metric_names)
     w("</section>")
   end
 

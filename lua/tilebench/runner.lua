@@ -121,9 +121,11 @@ end
 -- rule keeps such samples itself (throttle_filter "sustained"); with that rule off
 -- (sustained_clock = false) and every sample dropped, the samples are re-taken without the
 -- filter. Either way the row says so in clock_note. Other failures raise.
-local function measure(plan, opts, row)
+local function measure(plan, opts, row, first)
   local timer = require("tb.timer")
-  local res, msg, code = timer.measure(plan, opts)
+  local res, msg, code
+  if first then res, msg, code = first.res, first.msg, first.code -- a group's result for this plan
+  else res, msg, code = timer.measure(plan, opts) end
   if not res and code == "throttled" then
     local o = {}
     for k, v in pairs(opts) do o[k] = v end
@@ -145,6 +147,27 @@ local function measure(plan, opts, row)
   return res
 end
 M.measure = measure
+
+-- A timer option's default, from the engine's table (tb.timer.options): its one declaration.
+local function option_default(name)
+  for _, o in ipairs(require("tb.timer").options) do if o.name == name then return o.default end end
+end
+
+-- The row of a measured implementation. The clock and power columns (CSV <name>_<impl>, after
+-- the standard ones): the median SM clock of the kept samples, and the share of them taken under
+-- a power or thermal cap (empty where the power source could not be read: power_reason says why
+-- in the raw results).
+local function measured(row, res)
+  row.ms = res.median
+  row.stats = res
+  row.samples, row.events_ms = res.samples, res.events_ms
+  row.clock = res.clock
+  row.extra = row.extra or {}
+  row.extra.sm_clock_mhz = res.sm_clock_mhz
+  row.extra.cap_fraction = res.cap_fraction
+  row.status = "ok"
+end
+M.measured = measured
 
 local function timer_opts(protocol, override)
   local o = {}
@@ -326,6 +349,13 @@ function M.run_item(item, on_row, on_ready)
   local ins, refs, rplan = err.ins, err.refs, err.rplan
   if on_ready then on_ready() end
 
+  -- conditions = "interleave" (docs/MEASUREMENT.md): the verified plans wait here and are measured
+  -- together in rounds after the loop, so every implementation sees the same power state. The
+  -- autotune search measures its candidates as it goes.
+  local conditions = (item.protocol or {}).conditions or option_default("conditions")
+  local interleave = conditions == "interleave" and (item.mode or "default") ~= "autotune"
+  local pending = {}
+
   for _, row in ipairs(ordered) do
     local spec = op.module.implementations[row.impl]
     local ok, e = pcall(function()
@@ -373,6 +403,10 @@ function M.run_item(item, on_row, on_ready)
           row.status, row.reason = "wrong", why or mismatch_reason(report)
           return
         end
+        if interleave then
+          pending[#pending + 1] = { row = row, plan = plan }
+          return
+        end
         res = measure(plan, timer_opts(item.protocol), row)
         if item.checks then
           local list, refused = require("tilebench.checks").after({
@@ -386,11 +420,7 @@ function M.run_item(item, on_row, on_ready)
           end
         end
       end
-      row.ms = res.median
-      row.stats = res
-      row.samples, row.events_ms = res.samples, res.events_ms
-      row.clock = res.clock
-      row.status = "ok"
+      measured(row, res)
     end)
     if not ok then
       local status, reason, fatal = M.classify_error(e)
@@ -406,9 +436,56 @@ function M.run_item(item, on_row, on_ready)
         break
       end
     end
-    if on_row then on_row(row) end
+    if on_row and row.status ~= nil then on_row(row) end
   end
+  local left = {}
+  for _, p in ipairs(pending) do if p.row.status == nil then left[#left + 1] = p end end
+  M.measure_interleaved(left, timer_opts(item.protocol), ordered, on_row)
   return ordered
+end
+
+-- Fails row with error e; a lost context skips every row still unmeasured. Returns fatal.
+local function fail_row(row, e, ordered)
+  local status, reason, fatal = M.classify_error(e)
+  row.status, row.reason, row.fatal = status, reason, fatal or nil
+  row.error_class = errors.class(e)
+  if fatal then
+    for _, later in ipairs(ordered) do
+      if later.status == nil then
+        later.status, later.reason = "skipped", "GPU context lost after " .. row.impl .. " failed"
+      end
+    end
+  end
+  return fatal
+end
+
+-- Measures the verified plans of pending ({row, plan}) in rounds (tb.timer.measure_group) and
+-- reports each row. A result the group could not give (every sample under the throttle
+-- threshold, no memory) goes through measure() as a sequential one would; a GPU failure in one
+-- plan is that row's, and the others are then measured one by one unless the context is lost.
+function M.measure_interleaved(pending, opts, ordered, on_row)
+  local timer = require("tb.timer")
+  local results, gerr, gidx
+  if #pending > 1 then
+    local plans = {}
+    for i, p in ipairs(pending) do plans[i] = p.plan end
+    results, gerr, gidx = timer.measure_group(plans, opts)
+  end
+  local lost = false
+  if not results and gerr then lost = fail_row(pending[gidx].row, gerr, ordered) end
+  for i, p in ipairs(pending) do
+    if p.row.status == nil and not lost then
+      local first = results and results[i]
+      if first then
+        first = first.code and { msg = first.message, code = first.code } or { res = first }
+      end
+      local ok, e = pcall(function() measured(p.row, measure(p.plan, opts, p.row, first)) end)
+      if not ok then lost = fail_row(p.row, e, ordered) end
+    end
+  end
+  if on_row then
+    for _, p in ipairs(pending) do if p.row.status ~= nil then on_row(p.row) end end
+  end
 end
 
 return M

@@ -190,8 +190,10 @@ function Pool:run(item)
     local res = self:_attempt(item, group)
     if res.rows then
       local fatal, rerun = false, {}
+      -- any row's fatal: with interleaved measuring (conditions = "interleave") the rows verified
+      -- before the fault wait to be measured and are skipped too, not only the ones after it
+      for _, r in ipairs(res.rows) do if r.fatal then fatal = true end end
       for _, r in ipairs(res.rows) do
-        if r.fatal then fatal = true end
         if fatal and not r.fatal and r.status == "skipped" and #group > 1 then
           rerun[#rerun + 1] = r.impl
         elseif r.impl then

@@ -571,6 +571,26 @@ static const gpu_compiler fake_compiler = {
 };
 
 
+static gpu_status p_open(const gpu_device_props *p) {
+  (void)p;
+  if (fake.power_absent) return gpu_set_api_error(GPU_ERR_NO_LIBRARY, "dlopen", "fake power source absent");
+  return GPU_OK;
+}
+
+static gpu_status p_read(gpu_power_reading *out) {
+  fake.power_reads++;
+  if (fake.power_fn) fake.power_fn(fake.power_reads, out, fake.power_user);
+  else *out = fake.power_reading;
+  return GPU_OK;
+}
+
+static gpu_status p_limit(double *w) {
+  *w = 700;
+  return GPU_OK;
+}
+
+static const gpu_power fake_power = {.name = "fake", .open = p_open, .read = p_read, .limit_w = p_limit};
+
 static const gpu_backend fake_gpu = {
   .name = "fake",
   .compiler = &fake_compiler,
@@ -615,6 +635,7 @@ static const gpu_backend fake_gpu = {
   .graph_set_event = f_graph_set_event,
   .tensormap_encode = f_tensormap_encode,
   .timestamps = &fake_timestamps_table,
+  .power = &fake_power,
   .native_context = f_native_context,
   .native_stream = f_native_stream,
 };

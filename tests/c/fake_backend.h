@@ -22,6 +22,8 @@
  *     fake_register_module (host kernels: "host/kernels/verify.cu", ...); a source containing
  *     FAKE_COMPILE_ERROR fails with GPU_ERR_COMPILE; fake.compiles counts real compiles (cache
  *     misses);
+ *   - a power source (gpu_backend.power, "fake"): readings of fake.power_reading or fake.power_fn,
+ *     absent with fake.power_absent;
  *   - failure injection: a launch that fails (fake.fail_launch_at), memory that runs out
  *     (fake.mem_limit), a stream that stays busy (fake.busy_polls) or hangs (fake.hang), a
  *     timestamp source that is absent (fake.timestamps_absent) or tags nothing.
@@ -117,6 +119,13 @@ typedef struct fake_state {
                                     lacks its timestamps (start 0), as CUPTI's can */
   double timestamp_skew_ns;      /* each record starts this much before its kernel (overlap, as
                                     CUPTI's records of back-to-back kernels can) */
+  /* power source (gpu_backend.power, "fake"): open fails with GPU_ERR_NO_LIBRARY when power_absent;
+   * each read returns power_fn's reading (the n-th read, 1-based) when set, else power_reading */
+  int power_absent;
+  gpu_power_reading power_reading;
+  void (*power_fn)(uint64_t nth, gpu_power_reading *out, void *user);
+  void *power_user;
+  uint64_t power_reads;          /* reads so far */
   /* ---- what happened (read by tests) ---- */
   fake_op *ops;                  /* every operation in order */
   size_t n_ops, cap_ops;

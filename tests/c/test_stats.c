@@ -277,8 +277,71 @@ static void test_fixed_rule(void) {
   free(s);
 }
 
+/* The clock-settle rule (issue 19): under a power cap, a time that converged while the SM clock
+ * still moved must not stop the measurement. A synthetic GEMM under a cap: 1 ms samples whose
+ * clock falls from 1900 to 1430 MHz over the first 0.6 s of GPU time, then holds; the time
+ * follows the clock (constant work in cycles) with 0.1 % noise. */
+static void test_clock_settle(void) {
+  /* tb_clock_settled on its own */
+  double clk[10] = {1900, 1800, 1700, 1600, 1500, 1430, 1430, 1430, 1430, 1430};
+  double busy[10] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  CHECK(tb_clock_settled(clk, busy, 10, 2, 0.01));      /* last 2 vs the 2 before: 1430 and 1430 */
+  CHECK(!tb_clock_settled(clk, busy, 10, 3, 0.01));     /* 1430 vs (1600+1500+1430)/3 */
+  CHECK(!tb_clock_settled(clk, busy, 10, 6, 0.01));     /* not two windows of 6 s yet */
+  CHECK(tb_clock_settled(clk, busy, 10, 0, 0.01));      /* off */
+  double unknown[4] = {0, 0, 0, 0};
+  CHECK(tb_clock_settled(unknown, busy, 4, 2, 0.01));   /* no clock known: nothing to wait for */
+  CHECK(tb_clock_settled(clk, busy, 6, 3, 0.2));        /* 1510 vs 1800 within 20 % */
+
+  size_t n = 20000;
+  tb_stream_sample *s = calloc(n, sizeof *s);
+  for (size_t i = 0; i < n; i++) {
+    double t = 1e-3 * (double)i;
+    double mhz = t < 0.6 ? 1900 - (1900 - 1430) * t / 0.6 : 1430;
+    s[i].clock_mhz = mhz;
+    s[i].ms = 1.43 / (mhz / 1000) * (1 + 0.001 * (2 * uniform01() - 1));
+    s[i].gpu_time_s = 1e-3;
+    s[i].wall_s = 1.1e-3 * (double)(i + 1);
+    s[i].capped = 1;
+  }
+  tb_stop_rule rule = adaptive_rule();
+  rule.max_noise = 0.2; /* the time alone converges at once ... */
+  tb_stream_result plain, settled;
+  tb_stop_run_stream(&rule, s, n, 1980, 0, &plain); /* no settle window: the old rule */
+  CHECK(plain.reason == TB_STOP_CONVERGED && plain.consumed == 50 && !plain.waited_clock);
+  rule.settle_window_s = 0.1;
+  rule.settle_tol = 0.01;
+  tb_stop_run_stream(&rule, s, n, 1980, 0, &settled);
+  /* ... but the clock settles only after the ramp: the windows agree within 1 % from about
+   * 0.6 s + 0.1 s on */
+  CHECK(settled.reason == TB_STOP_CONVERGED && settled.waited_clock);
+  CHECK(settled.consumed > 600 && settled.consumed < 900);
+  CHECK(s[settled.consumed - 1].ms > 0.99); /* it stopped in the settled state */
+
+  /* the same stream not under a cap stops as before */
+  for (size_t i = 0; i < n; i++) s[i].capped = 0;
+  tb_stop_run_stream(&rule, s, n, 1980, 0, &settled);
+  CHECK(settled.consumed == 50 && !settled.waited_clock);
+
+  /* a cap with a clock that never settles: the timeout still stops it */
+  for (size_t i = 0; i < n; i++) {
+    s[i].capped = 1;
+    s[i].clock_mhz = 1000 + (double)(i % 1000);
+  }
+  rule.timeout_s = 2e-3 * 1.1;
+  rule.min_time_s = 0;
+  tb_stop_run_stream(&rule, s, n, 1980, 0, &settled);
+  CHECK(settled.reason == TB_STOP_TIMEOUT);
+  /* and the fixed rule keeps exactly `repeat` whatever the clock */
+  tb_stop_rule fixed = {.adaptive = 0, .repeat = 30, .settle_window_s = 0.1, .settle_tol = 0.01};
+  tb_stop_run_stream(&fixed, s, n, 1980, 0, &settled);
+  CHECK(settled.reason == TB_STOP_REPEAT && settled.consumed == 30);
+  free(s);
+}
+
 int main(void) {
   test_summary();
+  test_clock_settle();
   test_constant_stream_stops_at_min_time();
   test_noisy_stream_runs_to_timeout();
   test_noise_plateau_stops_noisy_stream();

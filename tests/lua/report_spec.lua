@@ -134,3 +134,24 @@ describe("report.build without work or peaks", function()
     assert.truthy(html:find("No ceilings", 1, true))
   end)
 end)
+
+describe("report.build with clock and power columns", function()
+  it("shows each implementation's median SM clock and capped share apart from campaign metrics", function()
+    local util = require("tilebench.util")
+    local dir = os.tmpname()
+    os.remove(dir)
+    util.mkdir_p(dir)
+    require("tilebench.csv").write_results(dir .. "/softmax_default.csv", {
+      {id = "M=4096;N=512", dtype = "fp16", results = {
+        lib = {ms = 0.1, status = "ok", extra = {sm_clock_mhz = 1430, cap_fraction = 0.75}},
+        cuda = {ms = 0.2, status = "ok", extra = {sm_clock_mhz = 1980}}}},
+    }, {"lib", "cuda"}, {extra = {"cap_fraction", "sm_clock_mhz"}})
+    local html = report.build{tables = resultset.load(dir), label = "x", source = "x"}
+    os.remove(dir .. "/softmax_default.csv")
+    os.remove(dir)
+    assert.truthy(html:find("<h4>Clock and power", 1, true))
+    assert.falsy(html:find("Campaign metrics", 1, true))
+    assert.truthy(html:find("1430", 1, true))
+    assert.truthy(html:find("0.75", 1, true))
+  end)
+end)

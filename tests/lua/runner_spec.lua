@@ -167,3 +167,86 @@ describe("runner.search_candidates", function()
     assert.is_nil(runner.compile_failure({}, "cuda", { A = 1, B = 1 }))
   end)
 end)
+
+-- conditions = "interleave": the verified plans of a case measured together (tb.timer.measure_group),
+-- with a stand-in timer.
+describe("runner.measure_interleaved", function()
+  local real
+  before_each(function() real = require("tb.timer") end)
+  after_each(function() package.loaded["tb.timer"] = real end)
+  local function pending(names)
+    local p, ordered = {}, {}
+    for i, n in ipairs(names) do
+      p[i] = { row = { impl = n }, plan = "plan_" .. n }
+      ordered[i] = p[i].row
+    end
+    return p, ordered
+  end
+
+  it("measures the plans in one group, in order, and fills each row with its clock and cap columns", function()
+    local got
+    package.loaded["tb.timer"] = { options = real.options, measure_group = function(plans, opts)
+      got = { plans = plans, opts = opts }
+      return { { median = 1.0, sm_clock_mhz = 1430, cap_fraction = 0.75, samples = { 1.0 } },
+               { median = 2.0, sm_clock_mhz = 1980 } }
+    end, measure = function() error("no sequential measure expected") end }
+    local p, ordered = pending({ "lib", "cuda" })
+    local reported = {}
+    runner.measure_interleaved(p, { conditions = "interleave" }, ordered, function(r) reported[#reported + 1] = r.impl end)
+    assert.same({ "plan_lib", "plan_cuda" }, got.plans)
+    assert.equal("ok", ordered[1].status)
+    assert.equal(1.0, ordered[1].ms)
+    assert.same({ sm_clock_mhz = 1430, cap_fraction = 0.75 }, ordered[1].extra)
+    assert.is_nil(ordered[2].extra.cap_fraction) -- no power reading: an empty cell, not a guess
+    assert.same({ "lib", "cuda" }, reported)
+  end)
+
+  it("re-measures alone a plan whose group result says throttled, and fails only the plan that faulted", function()
+    local seq = {}
+    package.loaded["tb.timer"] = { options = real.options, measure_group = function()
+      return { { code = "throttled", message = "all 10 samples under 90%" }, { median = 3.0 } }
+    end, measure = function(plan, opts)
+      seq[#seq + 1] = plan
+      return { median = 5.0, sm_clock_mhz = 1500 }
+    end }
+    local p, ordered = pending({ "lib", "cuda" })
+    runner.measure_interleaved(p, {}, ordered)
+    assert.same({ "plan_lib" }, seq) -- with the filter off (runner.measure's fallback)
+    assert.equal(5.0, ordered[1].ms)
+    assert.matches("1500 MHz", ordered[1].clock_note)
+    assert.equal(3.0, ordered[2].ms)
+
+    -- a launch failure in the second plan: that row fails, the first is measured alone
+    seq = {}
+    package.loaded["tb.timer"] = { options = real.options, measure_group = function()
+      return nil, errors.new("launch", "plan step 1: cuLaunchKernel: CUDA_ERROR_INVALID_VALUE", "cuLaunchKernel"), 2
+    end, measure = function(plan) seq[#seq + 1] = plan; return { median = 1.0 } end }
+    p, ordered = pending({ "lib", "cuda" })
+    runner.measure_interleaved(p, {}, ordered)
+    assert.equal("ok", ordered[1].status)
+    assert.equal("failed", ordered[2].status)
+    assert.same({ "plan_lib" }, seq)
+
+    -- a lost context: the faulting row is fatal, the others skipped, nothing measured again
+    seq = {}
+    package.loaded["tb.timer"] = { options = real.options, measure_group = function()
+      return nil, errors.new("fault", "CUDA_ERROR_ILLEGAL_ADDRESS", "cuStreamSynchronize"), 1
+    end, measure = function(plan) seq[#seq + 1] = plan; return { median = 1.0 } end }
+    p, ordered = pending({ "lib", "cuda", "triton" })
+    runner.measure_interleaved(p, {}, ordered)
+    assert.equal("failed", ordered[1].status)
+    assert.is_true(ordered[1].fatal)
+    assert.equal("skipped", ordered[2].status)
+    assert.matches("GPU context lost after lib", ordered[3].reason)
+    assert.same({}, seq)
+  end)
+
+  it("measures a single plan with the ordinary timer", function()
+    package.loaded["tb.timer"] = { options = real.options, measure_group = function() error("no group of one") end,
+      measure = function() return { median = 4.0, cap_fraction = 0 } end }
+    local p, ordered = pending({ "cuda" })
+    runner.measure_interleaved(p, {}, ordered)
+    assert.equal(4.0, ordered[1].ms)
+    assert.equal(0, ordered[1].extra.cap_fraction)
+  end)
+end)

@@ -1,0 +1,313 @@
+/* test_power.c: the power and clock state around a measurement (host/measure/power.c, nvml.c) and
+ * the equal-conditions modes, on the fake backend (no GPU): NVML absent is a recorded reason and
+ * never a failure, the share of samples under a cap, the cool-down's bound and its idle test,
+ * the interleaved order of a group's batches (A B A B ...), the cold reading, and the clock-settle
+ * rule holding back a converged measurement under a cap. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "fake_backend.h"
+#include "measure/measure.h"
+
+static double probe_mhz = 1500;
+static gpu_status clock_probe(const fake_launch *l) {
+  unsigned long long *out = FAKE_PTR(l, 0, unsigned long long);
+  unsigned window = FAKE_ARG(l, 1, unsigned);
+  for (unsigned sm = 0; sm < l->grid[0]; sm++) {
+    out[2 * sm] = (unsigned long long)(probe_mhz * window / 1e3);
+    out[2 * sm + 1] = window;
+  }
+  return GPU_OK;
+}
+
+static const fake_kernel kernels[] = {
+  {.name = "tb_evict_read", .duration_ns = 700, .nargs = 4, .arg_bytes = {8, 8, 8, 4}},
+  {.name = "tb_clock_probe", .run = clock_probe, .duration_ns = 2000, .nargs = 2, .arg_bytes = {8, 4}},
+  {.name = "work_a", .duration_ns = 100000},
+  {.name = "work_b", .duration_ns = 200000},
+  {NULL},
+};
+
+static gpu_function *fn_evict, *fn_probe, *fn_a, *fn_b;
+
+static gpu_status run_fn(void *self, gpu_stream s) {
+  unsigned one[3] = {1, 1, 1};
+  return fake_backend()->launch((gpu_function *)self, one, one, 0, s, NULL);
+}
+
+static measure_cache cache;
+static gpu_device_props props;
+
+static measure_env setup(void) {
+  measure_cache_free(&cache, NULL);
+  fake_reset();
+  props = fake.props;
+  const gpu_backend *g = fake_backend();
+  gpu_module *m = NULL;
+  g->module_load_image(&m, kernels, 0);
+  g->function_get(&fn_evict, m, "tb_evict_read");
+  g->function_get(&fn_probe, m, "tb_clock_probe");
+  g->function_get(&fn_a, m, "work_a");
+  g->function_get(&fn_b, m, "work_b");
+  gpu_stream s = NULL;
+  g->stream_create(&s);
+  probe_mhz = 1500;
+  measure_env env = {.gpu = g, .props = &props, .stream = s, .buffer_sync_timeout_s = 1, .cache = &cache,
+                     .kernels = {fn_evict, NULL, fn_probe}, .work = {run_fn, fn_a, 1}};
+  return env;
+}
+
+static measure_opts quick(void) {
+  measure_opts o = measure_default_opts;
+  o.min_time = 0.002;
+  o.timeout = 5;
+  o.graph = 0; /* eager: one kernel per run in fake.ops, easy to read */
+  return o;
+}
+
+/* ---- NVML itself: absent library ------------------------------------------------------------ */
+static void test_nvml_missing(void) {
+  setenv("TILEBENCH_NVML_LIB", "/nonexistent/libnvidia-ml.so.1", 1);
+  gpu_device_props p = {0};
+  snprintf(p.pci_bus_id, sizeof p.pci_bus_id, "0000:19:00.0");
+  gpu_status st = gpu_nvml_power.open(&p);
+  CHECK(st == GPU_ERR_NO_LIBRARY, "open without NVML: status %d", (int)st);
+  CHECK(strstr(gpu_last_error(), "/nonexistent/libnvidia-ml.so.1") != NULL, "message: %s", gpu_last_error());
+  CHECK(gpu_nvml_power.open(&p) == GPU_ERR_NO_LIBRARY, "a second open gives the same outcome");
+  gpu_power_reading rd;
+  CHECK(gpu_nvml_power.read(&rd) != GPU_OK && rd.power_w < 0 && rd.sm_clock_mhz < 0, "read without a device fails");
+  double w = 0;
+  CHECK(gpu_nvml_power.limit_w(&w) != GPU_OK, "no limit without a device");
+  unsetenv("TILEBENCH_NVML_LIB");
+}
+
+/* ---- the engine without a power source: samples as before, the reason recorded --------------- */
+static void test_source_absent(void) {
+  measure_env env = setup();
+  fake.power_absent = 1;
+  measure_opts o = quick();
+  measure_result r;
+  CHECK(measure_run(&env, &o, &r) == GPU_OK && r.code == NULL, "measures without a power source");
+  CHECK(r.n >= 10 && !r.power_read && r.power_readings == 0, "n %zu read %d", r.n, r.power_read);
+  CHECK(strstr(r.power_reason, "fake power source absent") != NULL, "reason: %s", r.power_reason);
+  CHECK(fake.power_reads == 0, "no read without an open source");
+  measure_result_free(&r);
+}
+
+/* ---- readings: cap share, reasons, medians ------------------------------------------------- */
+static void every_other_capped(uint64_t nth, gpu_power_reading *out, void *user) {
+  (void)user;
+  out->reasons = nth % 2 ? GPU_CAP_SW_POWER : 0;
+  out->power_w = nth % 2 ? 700 : 500;
+  out->sm_clock_mhz = 1400;
+}
+
+static void test_cap_fraction(void) {
+  measure_env env = setup();
+  fake.power_reading = (gpu_power_reading){.reasons = GPU_CAP_SW_POWER | GPU_CAP_HW_THERMAL, .power_w = 690,
+                                           .sm_clock_mhz = 1410};
+  measure_opts o = quick();
+  o.settle_window = 0; /* this test is about the readings, not the stopping */
+  measure_result r;
+  CHECK(measure_run(&env, &o, &r) == GPU_OK && r.code == NULL, "measured");
+  CHECK(r.power_read && r.power_readings >= 2, "readings %zu", r.power_readings);
+  CHECK(r.cap_fraction == 1.0, "every sample capped: %g", r.cap_fraction);
+  CHECK(r.cap_reasons == (GPU_CAP_SW_POWER | GPU_CAP_HW_THERMAL), "reasons %x", r.cap_reasons);
+  CHECK(r.power_w == 690 && r.power_max_w == 690 && r.nvml_sm_clock_mhz == 1410, "power %g clock %g", r.power_w,
+        r.nvml_sm_clock_mhz);
+  char names[128];
+  CHECK(strcmp(measure_cap_names(r.cap_reasons, names, sizeof names), "sw_power_cap,hw_thermal") == 0, "%s", names);
+  measure_result_free(&r);
+
+  env = setup();
+  fake.power_fn = every_other_capped;
+  CHECK(measure_run(&env, &o, &r) == GPU_OK && r.code == NULL, "measured");
+  CHECK(r.cap_fraction > 0.2 && r.cap_fraction < 0.8, "about half capped: %g", r.cap_fraction);
+  CHECK(r.power_max_w == 700 && r.power_w >= 500 && r.power_w <= 700, "power %g", r.power_w);
+  measure_result_free(&r);
+
+  env = setup(); /* nothing capped */
+  fake.power_reading = (gpu_power_reading){.reasons = GPU_STATE_IDLE, .power_w = 90, .sm_clock_mhz = 1980};
+  CHECK(measure_run(&env, &o, &r) == GPU_OK && r.cap_fraction == 0 && r.cap_reasons == 0, "idle is no cap");
+  measure_result_free(&r);
+}
+
+/* ---- the cool-down ------------------------------------------------------------------------- */
+static void test_idle_rule(void) {
+  gpu_power_reading rd[20];
+  for (int i = 0; i < 20; i++) rd[i] = (gpu_power_reading){.reasons = 0, .power_w = 400 - 10 * i, .sm_clock_mhz = 1980};
+  CHECK(!measure_power_idle(rd, 0, 0), "no reading: not idle");
+  CHECK(!measure_power_idle(rd, 5, 0), "falling, no floor: not idle");
+  CHECK(measure_power_idle(rd, 5, 355), "at the floor (5 %% + 5 W)");
+  rd[4].reasons = GPU_CAP_SW_POWER;
+  CHECK(!measure_power_idle(rd, 5, 1000), "a cap is never idle");
+  for (int i = 0; i < 20; i++) rd[i] = (gpu_power_reading){.power_w = 120 + (i % 2), .sm_clock_mhz = 1980};
+  CHECK(measure_power_idle(rd, 12, 0), "flat for 0.5 s: idle");
+  CHECK(!measure_power_idle(rd, 10, 0), "not yet 0.5 s of readings");
+  for (int i = 0; i < 20; i++) rd[i] = (gpu_power_reading){.power_w = -1, .sm_clock_mhz = -1};
+  CHECK(!measure_power_idle(rd, 5, 0) && measure_power_idle(rd, 11, 0), "no power figure: 0.5 s without a cap");
+}
+
+static void cooling(uint64_t nth, gpu_power_reading *out, void *user) {
+  (void)user; /* capped for the first 4 reads, then power falling to a plateau of 100 W */
+  out->reasons = nth <= 4 ? GPU_CAP_SW_POWER : 0;
+  out->power_w = nth < 10 ? 700 - 60.0 * (double)nth : 100;
+  out->sm_clock_mhz = 1500;
+}
+
+static void test_cooldown(void) {
+  measure_env env = setup();
+  fake.power_fn = cooling;
+  measure_opts o = quick();
+  o.conditions = 1; /* cooldown */
+  o.cooldown_max = 3;
+  measure_result r;
+  CHECK(measure_run(&env, &o, &r) == GPU_OK && r.code == NULL, "measured");
+  CHECK(r.cooldowns == 1 && r.cooldowns_bounded == 0, "one cool-down, ended idle (%zu bounded)", r.cooldowns_bounded);
+  CHECK(r.cooldown_s > 0.3 && r.cooldown_s < 2.5, "waited for the plateau: %g s", r.cooldown_s);
+  CHECK(strcmp(r.conditions, "cooldown") == 0, "%s", r.conditions);
+  measure_result_free(&r);
+
+  env = setup(); /* never idle: bounded by cooldown_max */
+  fake.power_reading = (gpu_power_reading){.reasons = GPU_CAP_HW_SLOWDOWN, .power_w = 700, .sm_clock_mhz = 1000};
+  o.cooldown_max = 0.2;
+  o.settle_window = 0;
+  double t0 = measure_wall_now();
+  CHECK(measure_run(&env, &o, &r) == GPU_OK && r.code == NULL, "measured");
+  CHECK(r.cooldowns == 1 && r.cooldowns_bounded == 1 && r.cooldown_s < 0.4, "bounded: %g s", r.cooldown_s);
+  CHECK(measure_wall_now() - t0 < 2, "the bound holds");
+  measure_result_free(&r);
+
+  env = setup(); /* no source: a fixed pause of min(cooldown_max, 1) s */
+  fake.power_absent = 1;
+  o.cooldown_max = 0.1;
+  CHECK(measure_run(&env, &o, &r) == GPU_OK && r.code == NULL, "measured");
+  CHECK(r.cooldowns == 1 && r.cooldown_s >= 0.09 && r.cooldown_s < 0.5, "pause %g", r.cooldown_s);
+  measure_result_free(&r);
+}
+
+/* ---- cold reading: one sample a batch, each after a cool-down ------------------------------- */
+static void test_cold(void) {
+  measure_env env = setup();
+  fake.power_reading = (gpu_power_reading){.power_w = 100, .sm_clock_mhz = 1500};
+  measure_opts o = quick();
+  o.reading = 1;
+  o.min_samples = 4;
+  o.min_time = 0;
+  o.graph = 1; /* graph groups would put samples back to back: the cold reading asks for none */
+  probe_mhz = 500; /* a clock under the threshold after idle is the reading: nothing dropped */
+  measure_result r;
+  CHECK(measure_run(&env, &o, &r) == GPU_OK && r.code == NULL, "measured");
+  CHECK(r.n >= 4 && r.cooldowns == r.batches - 1, "a cool-down per sample (one warm-up batch): %zu for %zu batches",
+        r.cooldowns, r.batches);
+  CHECK(r.graph_group == 1 && r.dropped_throttled == 0 && strcmp(r.throttle_filter, "cold") == 0, "filter %s",
+        r.throttle_filter);
+  CHECK(strcmp(r.reading, "cold") == 0, "%s", r.reading);
+  measure_result_free(&r);
+}
+
+/* ---- interleaved rounds -------------------------------------------------------------------- */
+static void test_interleave_order(void) {
+  measure_env envs[2];
+  envs[0] = setup();
+  envs[1] = envs[0];
+  envs[1].work.self = fn_b;
+  measure_opts o = quick();
+  o.min_time = 0.1; /* 100 and 200 us samples: several rounds of MEASURE_ROUND_S (20 ms) */
+  o.min_samples = 10;
+  o.max_noise = 1; /* converged once min_time is covered */
+  measure_result r[2];
+  size_t failed = 9;
+  CHECK(measure_run_group(envs, 2, &o, r, &failed) == GPU_OK, "group measured");
+  CHECK(r[0].code == NULL && r[1].code == NULL, "both kept samples");
+  CHECK(fabs(r[0].summary.median - 0.1) < 1e-9 && fabs(r[1].summary.median - 0.2) < 1e-9, "a %g b %g",
+        r[0].summary.median, r[1].summary.median);
+  /* the sequence of work kernels: warm-ups a then b, then blocks alternating a, b, a, b */
+  size_t blocks = 0;
+  const char *prev = NULL;
+  char order[64] = "";
+  for (size_t i = 0; i < fake.n_ops; i++) {
+    const fake_op *op = &fake.ops[i];
+    if (op->kind != FAKE_OP_KERNEL || strncmp(op->kernel, "work_", 5) != 0) continue;
+    if (prev == NULL || strcmp(prev, op->kernel) != 0) {
+      if (blocks < sizeof order - 1) order[blocks] = op->kernel[5];
+      blocks++;
+      prev = op->kernel;
+    }
+  }
+  CHECK(strncmp(order, "abababab", 8) == 0, "alternating blocks: %s", order);
+  CHECK(r[0].rounds >= 3 && r[1].rounds >= 3, "rounds %zu %zu", r[0].rounds, r[1].rounds);
+  CHECK(strcmp(r[0].conditions, "interleave") == 0, "%s", r[0].conditions);
+  /* each batch of the interleaved rounds covers about MEASURE_ROUND_S: a of 100 us, at most ~200 */
+  CHECK(r[0].n / r[0].rounds <= (size_t)(MEASURE_ROUND_S / 100e-6) + 2, "n %zu over %zu rounds", r[0].n, r[0].rounds);
+  measure_result_free(&r[0]);
+  measure_result_free(&r[1]);
+
+  /* a failure in the second work names it */
+  envs[0] = setup();
+  envs[1] = envs[0];
+  envs[1].work.self = fn_b;
+  fake.fail_kernel = "work_b";
+  CHECK(measure_run_group(envs, 2, &o, r, &failed) == GPU_ERR_FAULT, "the group fails");
+  CHECK(failed == 1 && strstr(r[1].message, "running the plan") != NULL, "failed %zu: %s", failed, r[1].message);
+}
+
+/* ---- the clock-settle rule in the engine ---------------------------------------------------- */
+static double ramp_t0;
+static gpu_status ramp_probe(const fake_launch *l) {
+  /* the clock falls from 1500 to 1000 MHz over the first 50 ms of fake GPU time, then holds */
+  double t = fake.now_ns * 1e-9 - ramp_t0;
+  probe_mhz = t < 0.05 ? 1500 - 10000 * t : 1000;
+  return clock_probe(l);
+}
+
+static void test_settle_in_engine(void) {
+  static fake_kernel ramped[sizeof kernels / sizeof kernels[0]];
+  memcpy(ramped, kernels, sizeof kernels);
+  ramped[1].run = ramp_probe;
+  measure_env env = setup();
+  gpu_module *m = NULL;
+  fake_backend()->module_load_image(&m, ramped, 0);
+  fake_backend()->function_get(&env.kernels.clock_probe, m, "tb_clock_probe");
+  fake.power_reading = (gpu_power_reading){.reasons = GPU_CAP_SW_POWER, .power_w = 700, .sm_clock_mhz = 1200};
+  ramp_t0 = 0;
+  measure_opts o = quick();
+  o.min_time = 0.002;
+  o.settle_window = 0.01;
+  o.throttle_threshold = 0; /* keep every sample: the rule under test is the settle rule */
+  measure_result r;
+  CHECK(measure_run(&env, &o, &r) == GPU_OK && r.code == NULL, "measured");
+  CHECK(strcmp(r.stop_reason, "converged") == 0 && r.clock_settled && r.settle_waits > 0, "stop %s settled %d waits %zu",
+        r.stop_reason, r.clock_settled, r.settle_waits);
+  CHECK(r.gpu_busy_s > 0.05, "sampled past the ramp: %g s", r.gpu_busy_s);
+  measure_result_free(&r);
+
+  env = setup(); /* the same ramp without a cap: the time alone decides, as before */
+  env.kernels.clock_probe = NULL;
+  fake_backend()->module_load_image(&m, ramped, 0);
+  fake_backend()->function_get(&env.kernels.clock_probe, m, "tb_clock_probe");
+  ramp_t0 = fake.now_ns * 1e-9;
+  fake.power_reading = (gpu_power_reading){.power_w = 300, .sm_clock_mhz = 1500};
+  CHECK(measure_run(&env, &o, &r) == GPU_OK && r.code == NULL, "measured");
+  CHECK(strcmp(r.stop_reason, "converged") == 0 && r.settle_waits == 0 && r.gpu_busy_s < 0.05, "busy %g waits %zu",
+        r.gpu_busy_s, r.settle_waits);
+  measure_result_free(&r);
+}
+
+int main(void) {
+  test_nvml_missing();
+  test_source_absent();
+  test_cap_fraction();
+  test_idle_rule();
+  test_cooldown();
+  test_cold();
+  test_interleave_order();
+  test_settle_in_engine();
+  measure_cache_free(&cache, NULL);
+  fake_reset();
+  if (failures) fprintf(stderr, "%d check(s) failed\n", failures);
+  return failures != 0;
+}
