@@ -10,8 +10,9 @@ OUT=${2:?usage: crosscheck.sh TILEBENCH OUTDIR [OPERATORS]}
 OPS=${3:-}
 HERE=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$OUT"
-opflag=()
-[ -n "$OPS" ] && opflag=(--operator "$OPS")
+# every operator unless named: `run` needs --operator (or a campaign)
+[ -n "$OPS" ] || OPS=$(ls "$HERE/../../operators" | grep -v '^_' | tr '\n' ',' | sed 's/,$//')
+opflag=(--operator "$OPS")
 "$TB" script "$HERE/cases.lua" ${OPS//,/ } > "$OUT/cases.json" || exit 1
 TILEBENCH_RESULTS_DIR="$OUT/eager" "$TB" run "${opflag[@]}" --impl torch --cases first --gpu xcheck \
   --no-graph --quiet || echo "tilebench eager run exited $?"
