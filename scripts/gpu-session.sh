@@ -2,7 +2,7 @@
 # The runs that matter on the GPU machine, in stages, each logged. Used with the device tool:
 #   bash scripts/gpu-session.sh OUTDIR STAGE [STAGE...]
 # Stages: info, torch-probe, autotune-diag, ctest (GPU tests, quick ones), ctest-slow (isolation, resume), ctest-all, vector_add,
-# peaks, compare-aa-1/-2/-3, compare-aa-planted, compare-aa (bench/compare/aa.sh: compare's A/A
+# peaks, power-order (-matmul, -bmm: bench/power/order.sh, issue 19's run-order target), compare-aa-1/-2/-3, compare-aa-planted, compare-aa (bench/compare/aa.sh: compare's A/A
 # and planted-slowdown check, one device call each), matmul, fidelity, operators (all operators, default mode), autotune, autotune-last (the
 # last case of each dtype), autotune-full-cold (all operators, every case, autotune mode, from an
 # empty NVRTC cache: issue 14's target is 10 minutes), autotune-full-warm (the same again with the
@@ -89,6 +89,19 @@ for s in "$@"; do
           cp "$aa/summary.txt" bench/results/compare_aa_H200.txt 2>/dev/null
           for f in summary.txt noise.json aa.txt planted.txt aa.csv planted.csv; do cp "$aa/$f" "$LOGS/compare-aa.$f" 2>/dev/null; done ;;
       esac ;;
+    power-order|power-order-matmul|power-order-bmm)
+      # bench/power/order.sh (issue 19, power-capped kernels): matmul fp16 4096 x 4096 x 20480 and
+      # batched_matmul fp16 at its largest case, 5 processes in each order (lib then cuda, cuda
+      # then lib, each alone), under the timer's default conditions (FLAGS="--conditions
+      # cooldown" or "--conditions sequential" measures another protocol). power-order runs both
+      # cases (about 9 minutes); -matmul / -bmm one each. The table goes to the log and to
+      # bench/results/power_order_H200[_<case>].md (to commit into docs/PERFORMANCE.md).
+      which=""; tag=""
+      case $s in *-matmul) which=matmul; tag=_matmul ;; *-bmm) which=bmm; tag=_bmm ;; esac
+      STAGE_TIMEOUT=${STAGE_TIMEOUT:-580} stage "$s" bash bench/power/order.sh "$OUTDIR/$s" $which
+      mkdir -p bench/results
+      cp "$OUTDIR/$s/order.md" "bench/results/power_order_H200$tag.md" 2>/dev/null
+      cp "$OUTDIR/$s/order.md" "$LOGS/$s.md" 2>/dev/null ;;
     matmul)
       stage matmul bash bench/matmul/run.sh "$TB" ;;
     fidelity)
