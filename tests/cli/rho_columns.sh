@@ -47,5 +47,12 @@ check "show says the formulas differ and why" grep -q "differs: x read once, y w
 printf 'return { operators = {"essential_op"}, metrics = { rho_tilebench = function() return 1 end } }\n' >"$work/bad.lua"
 out=$("$TB" run "$work/bad.lua" --gpu fake --quiet 2>&1); rc=$?
 check "a campaign metric cannot take rho_tilebench's name [rc=$rc]" test $rc -eq 2
+# bench/rho/check.lua recomputes the target on the committed CSVs (no GPU): a line per operator,
+# exit 1 with the cases over the limit.
+out=$(cd "$HOME_DIR" && TILEBENCH_PEAKS_DIR="$HOME_DIR/peaks" "$TB" script bench/rho/check.lua results/H200/csv H200 100 2>&1); rc=$?
+check "rho check: within a limit of 100 [rc=$rc]" test $rc -eq 0
+check "  a line per operator, TileBench's rmsnorm rho above the essential one" awk '$1 == "rmsnorm" && $5 > $3 {ok=1} END {exit !ok}' <<<"$out"
+out=$(cd "$HOME_DIR" && TILEBENCH_PEAKS_DIR="$HOME_DIR/peaks" "$TB" script bench/rho/check.lua results/H200/csv H200 0.5 2>&1); rc=$?
+check "rho check: over a limit of 0.5 exits 1 and lists cases [rc=$rc]" test $rc -eq 1 -a -n "$(grep -E '^  [a-z_0-9]+ [a-z]+ [a-z0-9_]+ .*: rho [0-9.]+ \(ceiling' <<<"$out")"
 if [ $fail -ne 0 ]; then cat "$work/run.out"; cat "$csv"; echo "$out"; fi
 exit $fail
