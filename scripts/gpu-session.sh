@@ -2,7 +2,7 @@
 # The runs that matter on the GPU machine, in stages, each logged. Used with the device tool:
 #   bash scripts/gpu-session.sh OUTDIR STAGE [STAGE...]
 # Stages: info, torch-probe, autotune-diag, ctest (GPU tests, quick ones), ctest-slow (isolation, resume), ctest-all, vector_add,
-# peaks, power-order (-matmul, -bmm: bench/power/order.sh, issue 19's run-order target), compare-aa-1/-2/-3, compare-aa-planted, compare-aa (bench/compare/aa.sh: compare's A/A
+# peaks, rho-check (bench/rho/check.lua on results/H200/csv), power-order (-matmul, -bmm: bench/power/order.sh, issue 19's run-order target), compare-aa-1/-2/-3, compare-aa-planted, compare-aa (bench/compare/aa.sh: compare's A/A
 # and planted-slowdown check, one device call each), matmul, fidelity, operators (all operators, default mode), autotune, autotune-last (the
 # last case of each dtype), autotune-full-cold (all operators, every case, autotune mode, from an
 # empty NVRTC cache: issue 14's target is 10 minutes), autotune-full-warm (the same again with the
@@ -72,6 +72,10 @@ for s in "$@"; do
       stage vector_add "$TB" run --operator vector_add --gpu H200 ;;
     peaks)
       stage peaks "$TB" peaks --gpu H200 ;;
+    rho-check)
+      # issue 19's target on the CSVs in results/H200/csv with the peaks file now in peaks/
+      # (after `peaks`, and again after `operators`): exit 1 with the cases over 1.05
+      stage rho-check "$TB" script bench/rho/check.lua results/H200/csv H200 1.05 ;;
     compare-aa-1|compare-aa-2|compare-aa-3|compare-aa-planted|compare-aa)
       # bench/compare/aa.sh (issue 19): three default runs of the 12 operators, a planted 5 %
       # slowdown, then the analysis (run-to-run noise from runs 1-2, A/A on runs 1-3, the planted
