@@ -351,9 +351,11 @@ function M.run_item(item, on_row, on_ready)
 
   -- conditions = "interleave" (docs/MEASUREMENT.md): the verified plans wait here and are measured
   -- together in rounds after the loop, so every implementation sees the same power state. The
-  -- autotune search measures its candidates as it goes.
+  -- autotune search measures its candidates as it goes. Items with honesty checks (tilebench.checks:
+  -- `tilebench eval`) measure each implementation on its own and check it at once, so a mutated
+  -- input or a kept result is that implementation's and no other's.
   local conditions = (item.protocol or {}).conditions or option_default("conditions")
-  local interleave = conditions == "interleave" and (item.mode or "default") ~= "autotune"
+  local interleave = conditions == "interleave" and (item.mode or "default") ~= "autotune" and not item.checks
   local pending = {}
 
   for _, row in ipairs(ordered) do
