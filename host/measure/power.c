@@ -14,7 +14,7 @@
 
 #include "measure/internal.h"
 
-#define POLL_S 0.005 /* readings while waiting: at most one per 5 ms (an NVML read costs ~0.1-1 ms) */
+#define POLL_S 0.005 /* readings while waiting: at most one per 5 ms (each is three driver queries) */
 
 static const struct {
   unsigned bit;

@@ -36,6 +36,9 @@ end
 -- channel of a campaign's metrics, so a table without them keeps its layout): TileBench's rho,
 -- the memory ceiling rho used, and where the working set sits against the L2 (issue 19).
 M.CASE_COLUMNS = { rho_tilebench = true, ceiling_gbs = true, l2_ratio = true, l2_near = true }
+-- The same channel for the clock and power state of each measured row (runner.lua's `measured`,
+-- issue 19): the median SM clock of the kept samples and their share under a power or thermal cap.
+M.POWER_COLUMNS = { sm_clock_mhz = true, cap_fraction = true }
 
 -- The derived columns of one case's rows, in the parent from the raw results: the item's flops
 -- and bytes (resolved at planning), then rho, E_lib, speedup (against the baseline and the library

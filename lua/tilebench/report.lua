@@ -10,10 +10,6 @@ local peaks_mod = require("tilebench.peaks")
 
 local M = {}
 
--- The clock and power columns every measured row carries (runner.lua's `measured`); the report
--- shows them apart from a campaign's metrics.
-M.POWER_COLUMNS = { sm_clock_mhz = true, cap_fraction = true }
-
 local esc = svg.escape
 
 -- ---- work (flops, bytes, essential bytes) of a case -----------------------------------------
@@ -422,7 +418,7 @@ function M.build(o)
     end
     local power_names, metric_names = {}, {}
     for _, name in ipairs(t.extra or {}) do
-      if M.POWER_COLUMNS[name] then power_names[#power_names + 1] = name
+      if require("tilebench.execute").POWER_COLUMNS[name] then power_names[#power_names + 1] = name
       else metric_names[#metric_names + 1] = name end
     end
     extra_table("Clock and power (median SM clock in MHz; share of samples under a power or thermal cap)", power_names)
