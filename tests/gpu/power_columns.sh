@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU: the power and clock state of a measurement (issue 19). One small case (vector_add fp32, first
+# GPU: the power and clock state of a measurement (issue 19). One small case (matmul fp16, first
 # case, lib and cuda) under the default protocol (conditions = interleave): the CSV has the new
 # columns sm_clock_mhz_<impl> and cap_fraction_<impl> after the standard ones (which keep their
 # order), the clock is a plausible SM clock under the device's max, the capped share is in [0, 1]
@@ -13,11 +13,11 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 unset TILEBENCH_OPERATOR_PATH
 export TILEBENCH_RESULTS_DIR="$work"
-"$TB" run --operator vector_add --cases first --dtype fp32 --impl lib,cuda --gpu power --quiet >"$work/out.txt" 2>&1
+"$TB" run --operator matmul_fp32_fp16_fp8 --cases first --dtype fp16 --impl lib,cuda --gpu power --quiet >"$work/out.txt" 2>&1
 rc=$?
 cat "$work/out.txt"
 [ "$rc" -eq 0 ] || { echo "FAIL run exited $rc"; exit 1; }
-"$TB" run --operator vector_add --cases first --dtype fp32 --impl cuda --gpu cold --quiet \
+"$TB" run --operator matmul_fp32_fp16_fp8 --cases first --dtype fp16 --impl cuda --gpu cold --quiet \
   --conditions cooldown --reading cold --min-samples 3 --cooldown-max 2 --timeout 20 >"$work/cold.txt" 2>&1
 rc=$?
 cat "$work/cold.txt"
@@ -37,18 +37,22 @@ local function check(ok, what)
   print((ok and "ok   " or "FAIL ") .. what)
   if not ok then fail = 1 end
 end
-local t = csv.read(work .. "/power/csv/vector_add_default.csv")
+local run_dir = io.popen("ls -d " .. work .. "/power/runs/*/ | head -1"):read("l")
+local raw = read(run_dir .. "/raw/matmul_fp32_fp16_fp8.json")
+local why = {} -- a GPU machine without NVML readings fails here, with NVML's reason
+for _, row in ipairs(raw.rows or {}) do
+  if (row.stats or {}).power_reason then why[#why + 1] = row.impl .. ": " .. row.stats.power_reason end
+end
+local t = csv.read(work .. "/power/csv/matmul_fp32_fp16_fp8_default.csv")
 local pos = {}
 for i, h in ipairs(t.header) do pos[h] = i end
 for _, impl in ipairs({ "lib", "cuda" }) do
   check(pos["sm_clock_mhz_" .. impl] ~= nil and pos["cap_fraction_" .. impl] ~= nil,
-    impl .. ": columns sm_clock_mhz_ and cap_fraction_ present")
+    impl .. ": columns sm_clock_mhz_ and cap_fraction_ present" .. (#why > 0 and (" (" .. table.concat(why, "; ") .. ")") or ""))
   check(pos["sm_clock_mhz_" .. impl] and pos["sm_clock_mhz_" .. impl] > pos["reason_cuda"],
     impl .. ": after the standard columns")
 end
 check(pos.lib_ms == 3 and pos.cuda_ms == 9, "the standard columns keep their places")
-local run_dir = io.popen("ls -d " .. work .. "/power/runs/*/ | head -1"):read("l")
-local raw = read(run_dir .. "/raw/vector_add.json")
 for _, row in ipairs(raw.rows or {}) do
   local st = row.stats or {}
   local clk = t.rows[1]["sm_clock_mhz_" .. row.impl]
@@ -68,7 +72,7 @@ for _, row in ipairs(raw.rows or {}) do
   end
 end
 local cold_dir = io.popen("ls -d " .. work .. "/cold/runs/*/ | head -1"):read("l")
-local craw = read(cold_dir .. "/raw/vector_add.json")
+local craw = read(cold_dir .. "/raw/matmul_fp32_fp16_fp8.json")
 for _, row in ipairs(craw.rows or {}) do
   local st = row.stats or {}
   check(st.reading == "cold" and st.conditions == "cooldown", "cold: reading and conditions recorded")
