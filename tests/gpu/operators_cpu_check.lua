@@ -296,6 +296,23 @@ function cpu.histogramming(c, h)
   return hist
 end
 
+function cpu.batch_normalization(c, h)
+  local N, C, eps = c.params.N, c.params.C, c.params.eps
+  local out = {}
+  for ch = 1, C do
+    local s = 0
+    for n = 0, N - 1 do s = s + h.x[n * C + ch] end
+    local mean = s / N
+    local v = 0
+    for n = 0, N - 1 do v = v + (h.x[n * C + ch] - mean) ^ 2 end
+    local rstd = 1 / math.sqrt(v / N + eps)
+    for n = 0, N - 1 do
+      out[n * C + ch] = round_to(c.dtype, (h.x[n * C + ch] - mean) * rstd * h.gamma[ch] + h.beta[ch])
+    end
+  end
+  return out
+end
+
 function cpu.mean_reduction(c, h)
   local rows, cols = c.params.M, c.params.N
   local out = {}
@@ -363,6 +380,12 @@ local CASES = {
   histogramming = { dtypes = { "int32" },
                     params = { { N = 1, num_bins = 64 }, { N = 1000003, num_bins = 64 }, { N = 70001, num_bins = 4096 },
                                { N = 262147, num_bins = 1000 }, { N = 5, num_bins = 7 }, { N = 65536, num_bins = 256 } } },
+  -- N = 1: the variance is 0 and y = beta (torch refuses one row in training mode; the grid has none)
+  batch_normalization = { dtypes = { "fp16", "bf16", "fp32" },
+                          params = { { N = 7, C = 1024, eps = 1e-5 }, { N = 1000, C = 1024, eps = 1e-5 },
+                                     { N = 333, C = 100, eps = 1e-5 }, { N = 2, C = 37, eps = 1e-5 },
+                                     { N = 5001, C = 64, eps = 1e-5 }, { N = 1, C = 33, eps = 1e-5 },
+                                     { N = 3000, C = 1030, eps = 1e-5 } } },
   mean_reduction = { dtypes = { "fp16", "bf16", "fp32" },
                      params = { { M = 5, N = 1001 }, { M = 33, N = 20480 }, { M = 3, N = 17 }, { M = 7, N = 20480 },
                                 { M = 9, N = 4097 }, { M = 1001, N = 100 }, { M = 300, N = 4096 } } },
@@ -552,7 +575,7 @@ local function check_argmax_ties(op)
 end
 
 -- issue 16's reduction/norm operators (docs/REDUCTIONS.md), checked after the others
-for _, n in ipairs({ "l2_norm", "cross_entropy", "kl_divergence", "moe_topk_gating", "histogramming" }) do ORDER[#ORDER + 1] = n end
+for _, n in ipairs({ "l2_norm", "cross_entropy", "kl_divergence", "moe_topk_gating", "histogramming", "batch_normalization" }) do ORDER[#ORDER + 1] = n end
 
 -- The default implementations, plus triton where it imports (the checks of stated rules run it too).
 local function with_triton(op, where)

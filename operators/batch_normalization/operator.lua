@@ -1,0 +1,97 @@
+-- batch_normalization: training-mode batch norm of x (N, C) over the batch axis (OPERATORS.md 23):
+-- per channel the mean and biased variance in fp32, y = (x - mean) / sqrt(var + eps) * gamma + beta
+-- in the input dtype, eps = case.params.eps (1e-5). gamma and beta in the case dtype.
+-- Reference: one thread per channel in double. `cuda`: a statistics kernel writing per-row-range
+-- partial sums and an apply kernel that totals them and normalises (batch_normalization.cu).
+-- `triton`: the same two-kernel structure (batch_normalization_triton.py). cuDNN's batch norm
+-- (`lib`) is not wired (docs/REDUCTIONS.md).
+local op = {}
+op.category = "Reduction/Norm"
+
+function op.inputs(case, ctx)
+  local p = case.params
+  return { x = ctx.randn("x", { p.N, p.C }, case.dtype), gamma = ctx.randn("gamma", { p.C }, case.dtype),
+           beta = ctx.randn("beta", { p.C }, case.dtype) }
+end
+
+function op.outputs(case, ins, ctx)
+  return { y = ctx.empty({ case.params.N, case.params.C }, case.dtype) }
+end
+
+function op.reference(case, ins, outs, ctx)
+  local p = case.params
+  local f = ctx:kernel("batch_normalization_ref.cu", "batch_normalization_ref", { DTYPE = ctx.ctype(case.dtype) })
+  return ctx.plan { { fn = f, grid = { ctx.cdiv(p.C, 128) }, block = { 128 },
+                      args = { ins.x, ins.gamma, ins.beta, outs.y, ctx.i32(p.N), ctx.i32(p.C), ctx.f32(p.eps) } } }
+end
+
+-- The row ranges: about WAVES x the blocks the device holds, over the column tiles, each range at
+-- least one row per thread row. Returns R (ranges) and rows_per (rows a range).
+local function row_split(n, tiles, block, waves, props)
+  local resident = (props.sm_count or 132) * math.max(1, (props.max_threads_per_sm or 2048) // block)
+  local r = math.max(1, math.min(resident * waves // tiles, n // (block // 32)))
+  local rows_per = (n + r - 1) // r
+  return (n + rows_per - 1) // rows_per, rows_per
+end
+
+op.implementations = {
+  cuda = {
+    source = "batch_normalization.cu",
+    description = "two kernels over column tiles x row ranges: shifted sum and sum of squares into per-range partials, then totals and x * scale + shift (the second pass in reverse range order for L2 hits)",
+    default = { BLOCK = 256, UNROLL = 4, WAVES = 1, REV = 1 },
+    space = { BLOCK = { 128, 256, 512, 1024 }, UNROLL = { 1, 2, 4, 8 }, WAVES = { 1, 2, 4 }, REV = { 0, 1 } },
+    -- registers: about 28 + 1.75 per element of the UNROLL vectors in flight (ptxas -v, sm_90: fp16
+    -- UNROLL 4 / 8: 84 / 140, fp32: 58 / 85 for the heavier apply kernel) within what a thread gets
+    -- at that block size; beyond it __launch_bounds__ makes ptxas spill
+    valid = function(case, cfg)
+      local vec = 16 // require("tb.dtype").info[case.dtype].size
+      return 28 + 1.75 * vec * cfg.UNROLL <= math.min(255, 65536 // cfg.BLOCK)
+    end,
+    plan = function(case, ins, outs, cfg, ctx)
+      local p = case.params
+      local vec = 16 // ctx.dtype_size(case.dtype)
+      local tiles = ctx.cdiv(p.C, 32 * vec)
+      local r, rows_per = row_split(p.N, tiles, cfg.BLOCK, cfg.WAVES, ctx.props)
+      local partials = ctx.empty({ 2, r, p.C }, "fp32")
+      local defines = { DTYPE = ctx.ctype(case.dtype), BLOCK = cfg.BLOCK, UNROLL = cfg.UNROLL }
+      local stats = ctx:kernel("batch_normalization.cu", "batch_normalization_stats", defines)
+      local apply = ctx:kernel("batch_normalization.cu", "batch_normalization_apply", defines)
+      return ctx.plan {
+        { fn = stats, grid = { tiles, r }, block = { cfg.BLOCK },
+          args = { ins.x, partials, ctx.i32(p.N), ctx.i32(p.C), ctx.i32(rows_per) } },
+        { fn = apply, grid = { tiles, r }, block = { cfg.BLOCK },
+          args = { ins.x, ins.gamma, ins.beta, partials, outs.y, ctx.i32(p.N), ctx.i32(p.C), ctx.i32(rows_per),
+                   ctx.f32(p.eps), ctx.i32(cfg.REV) } },
+      }
+    end,
+  },
+  -- batch_normalization_triton.py: Triton, compiled ahead of time (selected with --impl triton)
+  triton = {
+    description = "Triton: a statistics kernel (BLOCK_N x BLOCK_C tiles, shifted sums into per-range partials) and an apply kernel (totals, x * scale + shift)",
+    default = { BLOCK_C = 128, BLOCK_N = 16, SPLIT = 128, num_warps = 4 },
+    space = { BLOCK_C = { 64, 128, 256 }, BLOCK_N = { 8, 16, 32 }, SPLIT = { 64, 128, 256 }, num_warps = { 4, 8 } },
+    valid = function(case, cfg)
+      local per_thread = cfg.BLOCK_N * cfg.BLOCK_C // (32 * cfg.num_warps)
+      return per_thread >= 1 and per_thread <= 64
+    end,
+    plan = function(case, ins, outs, cfg, ctx)
+      local p = case.params
+      local rows_per = ctx.cdiv(p.N, math.min(cfg.SPLIT, p.N))
+      local r = ctx.cdiv(p.N, rows_per)
+      local partials = ctx.empty({ 2, r, p.C }, "fp32")
+      local grid = { ctx.cdiv(p.C, cfg.BLOCK_C), r }
+      return ctx.plan {
+        ctx:triton { file = "batch_normalization_triton.py", kernel = "batch_normalization_stats_kernel", grid = grid,
+          args = { x = ins.x, part = partials, N = ctx.i32(p.N), C = ctx.i32(p.C), rows_per = ctx.i32(rows_per) },
+          constexprs = { BLOCK_N = cfg.BLOCK_N, BLOCK_C = cfg.BLOCK_C }, num_warps = cfg.num_warps, num_stages = 2 },
+        ctx:triton { file = "batch_normalization_triton.py", kernel = "batch_normalization_apply_kernel", grid = grid,
+          args = { x = ins.x, gamma = ins.gamma, beta = ins.beta, part = partials, y = outs.y, N = ctx.i32(p.N),
+                   C = ctx.i32(p.C), rows_per = ctx.i32(rows_per), nsplit = ctx.i32(r), eps = ctx.f32(p.eps) },
+          constexprs = { BLOCK_N = cfg.BLOCK_N, BLOCK_C = cfg.BLOCK_C, BLOCK_R = 16 }, num_warps = cfg.num_warps,
+          num_stages = 2 },
+      }
+    end,
+  },
+}
+
+return op
