@@ -65,7 +65,7 @@ function M.validate(c, where)
   end
   -- A metric becomes the CSV columns <name>_<impl>: an identifier, not a standard column's.
   local taken = { speedup = true, rho = true, elib = true, status = true, reason = true, noise = true }
-  for name in pairs(require("tilebench.execute").CASE_COLUMNS) do taken[name] = true end
+  for name in pairs(require("tilebench.metrics").COLUMNS) do taken[name] = true end
   for name in pairs(require("tilebench.execute").POWER_COLUMNS) do taken[name] = true end
   for k, v in pairs(c.metrics or {}) do
     if type(k) ~= "string" or type(v) ~= "function" then

@@ -32,12 +32,9 @@ function M.apply_metrics(row, metrics)
   end
 end
 
--- The metrics that become CSV columns <name>_<impl> after the standard ones (row.extra, the
--- channel of a campaign's metrics, so a table without them keeps its layout): TileBench's rho,
--- the memory ceiling rho used, and where the working set sits against the L2 (issue 19).
-M.CASE_COLUMNS = { rho_tilebench = true, ceiling_gbs = true, l2_ratio = true, l2_near = true }
--- The same channel for the clock and power state of each measured row (runner.lua's `measured`,
--- issue 19): the median SM clock of the kept samples and their share under a power or thermal cap.
+-- The clock and power state of each measured row (runner.lua's `measured`, issue 19), CSV
+-- columns <name>_<impl> through row.extra like metrics.COLUMNS: the median SM clock of the kept
+-- samples and their share under a power or thermal cap.
 M.POWER_COLUMNS = { sm_clock_mhz = true, cap_fraction = true }
 
 -- The derived columns of one case's rows, in the parent from the raw results: the item's flops
@@ -61,7 +58,7 @@ function M.case_metrics(it, rows, peaks)
         row.t_lib = lib and lib.ms or nil
         local m = metrics.compute(row, { peaks = peaks, category = it.category, dtype = it.dtype })
         for k, v in pairs(m) do row[k] = v end
-        for name in pairs(M.CASE_COLUMNS) do
+        for name in pairs(metrics.COLUMNS) do
           if m[name] ~= nil then
             row.extra = row.extra or {}
             row.extra[name] = m[name]

@@ -40,6 +40,12 @@ local builtin = {latency_ms = true, gbs = true, tflops = true, intensity = true,
                  rho_tilebench = true, ceiling_gbs = true, l2_ratio = true, l2_near = true}
 M.builtin = builtin
 
+-- The built-in metrics that become CSV columns <name>_<impl> after the standard ones (issue 19):
+-- TileBench's rho, the memory ceiling rho used, and where the working set sits against the L2.
+-- They travel in row.extra (execute.case_metrics), the channel of a campaign's metrics, so a table
+-- without them keeps its layout; the report shows them in a table of their own.
+M.COLUMNS = {rho_tilebench = true, ceiling_gbs = true, l2_ratio = true, l2_near = true}
+
 local registry, order = {}, {}
 
 function M.register(name, fn)

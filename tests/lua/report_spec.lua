@@ -155,3 +155,24 @@ describe("report.build with clock and power columns", function()
     assert.truthy(html:find("0.75", 1, true))
   end)
 end)
+
+describe("report.build with issue 19's rho columns", function()
+  it("shows rho_tilebench, the ceiling and the L2 columns in their own table, not as campaign metrics", function()
+    local util = require("tilebench.util")
+    local dir = os.tmpname()
+    os.remove(dir)
+    util.mkdir_p(dir)
+    require("tilebench.csv").write_results(dir .. "/rmsnorm_default.csv", {
+      {id = "K=6144", dtype = "fp32", results = {
+        cuda = {ms = 0.1, rho = 0.95, status = "ok",
+                extra = {rho_tilebench = 1.4252, ceiling_gbs = 4400, l2_ratio = 1.6, l2_near = 1}}}},
+    }, {"cuda"}, {extra = {"ceiling_gbs", "l2_near", "l2_ratio", "rho_tilebench"}})
+    local html = report.build{tables = resultset.load(dir), label = "x", source = "x"}
+    os.remove(dir .. "/rmsnorm_default.csv")
+    os.remove(dir)
+    assert.truthy(html:find("<h4>rho beside TileBench's", 1, true))
+    assert.falsy(html:find("Campaign metrics", 1, true))
+    assert.truthy(html:find("1.425", 1, true))
+    assert.truthy(html:find("4400", 1, true))
+  end)
+end)
