@@ -16,7 +16,8 @@ local spec = {
 }
 
 M.summary = "compare two runs or CSV sets case by case: FAST, SLOW or SAME"
-M.usage = "usage: tilebench compare A B [--mode M] [--map A=B] [--all] [--csv FILE]\n\n" ..
+M.usage = "usage: tilebench compare A B [--mode M] [--map A=B] [--all] [--csv FILE] [--noise FILE | --gpu LABEL]\n" ..
+  "                         [--record-noise FILE]\n\n" ..
   "A and B: a run dir (results/<gpu>/runs/<id>), results/<gpu>, a CSV dir (ours or TileBench's)\n" ..
   "or one CSV/raw JSON file. Tables match by operator and mode (from the file name), cases by\n" ..
   "params and dtype, implementations by name. A verdict needs a difference beyond both sides'\n" ..
