@@ -21,6 +21,7 @@ M.FIELDS = {
   gate         = { "table", "{rho = x, elib = y}: verified cases under either are 'slow'" },
   gate_exit    = { "boolean", "exit 3 when any case is slow, wrong, failed or timed out (--gate)" },
   case_timeout = { "number", "seconds each implementation of a case may take, beyond the protocol's timeout, before its worker is killed (default 60)" },
+  checks       = { "boolean", "honesty checks after each implementation's timed runs (tilebench.checks; default mode): a failed one is status refused" },
   metrics      = { "table", "extra metrics: {name = function(row) -> number|nil}, computed per row" },
 }
 
@@ -105,7 +106,7 @@ function M.settings(c, overrides)
     operators = c.operators, exclude = c.exclude, dtypes = c.dtypes, cases = c.cases,
     impls = c.impls, modes = c.modes or { "default" }, protocol = {}, gate = nil,
     gate_exit = c.gate_exit or false, case_timeout = c.case_timeout or M.DEFAULT_CASE_TIMEOUT,
-    metrics = c.metrics,
+    metrics = c.metrics, checks = c.checks or false,
   }
   for k, v in pairs(c.protocol or {}) do s.protocol[k] = v end
   if c.gate then s.gate = { rho = c.gate.rho, elib = c.gate.elib } end
@@ -113,6 +114,7 @@ function M.settings(c, overrides)
     if overrides[k] ~= nil then s[k] = overrides[k] end
   end
   if overrides.gate_exit then s.gate_exit = true end
+  if overrides.checks then s.checks = true end
   for k, v in pairs(overrides.protocol or {}) do s.protocol[k] = v end
   if overrides.gate then
     s.gate = s.gate or {}
@@ -291,7 +293,9 @@ function M.plan_items(s, loader)
             local cases = cases_of(op, dt)
             for i, c in ipairs(cases) do
               if filter(i, #cases) then
-                items[#items + 1] = M.resolve_item(op, name, mode, dt, i, c, impls, protocol, s.gate)
+                local it = M.resolve_item(op, name, mode, dt, i, c, impls, protocol, s.gate)
+                if s.checks then it.checks = true end
+                items[#items + 1] = it
               end
             end
           end

@@ -75,8 +75,8 @@ local function kernel_count(env)
     return "refused", string.format("%g kernels ran per timed run, the plan launches %d: work the plan did not launch",
       got, want)
   end
-  if got < want then
-    return "refused", string.format("%g kernels ran per timed run, the plan launches %d", got, want)
+  if got < want then -- not the implementation's doing (it cannot cancel a launch): no finding
+    return "skipped", string.format("CUPTI recorded %g kernels per timed run of the plan's %d", got, want)
   end
   return "ok"
 end

@@ -76,6 +76,8 @@ local function item_problem(it)
   end
   if type(it.dtype) ~= "string" or math.type(it.case_index) ~= "integer" then return "no dtype and case" end
   if type(it.impls) ~= "table" or #it.impls == 0 then return "no implementations" end
+  -- a candidate file is `tilebench eval`'s, never a run's: a stored one would compile any file
+  if it.candidate ~= nil then return "a candidate implementation (tilebench eval's, not a run's)" end
   for _, impl in ipairs(it.impls) do
     if type(impl) ~= "string" then return "an implementation name that is not a string" end
   end

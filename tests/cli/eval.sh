@@ -69,4 +69,11 @@ else
   [ $rc -eq 2 ] || fail "honest without a GPU: exit $rc"
   [ "$(field "$tmp/v.json" 'v["status"], v["compile"]["ok"]')" = "('no_device', True)" ] || fail "no_device verdict: $(cat "$tmp/v.json")"
 fi
+# `run --checks`: every planned item carries the checks (run.json keeps them for --resume)
+( export TILEBENCH_OPERATOR_PATH="${TILEBENCH_HOME}/tests/fixtures/operators" TILEBENCH_RUNNER=tests.fixtures.fake_runner \
+    TILEBENCH_RESULTS_DIR="$tmp/results"
+  "$TILEBENCH" run --operator broken_wrong_result --checks --cases first --gpu fake --quiet --no-precompile > "$tmp/run.out" 2>&1 ) \
+  || fail "run --checks: $(cat "$tmp/run.out")"
+field "$(ls "$tmp"/results/fake/runs/*/run.json)" 'len(v["items"]) > 0 and all(it.get("checks") is True for it in v["items"])' \
+  | grep -q True || fail "run --checks: items without checks"
 echo ok

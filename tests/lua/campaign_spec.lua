@@ -123,6 +123,16 @@ describe("work items", function()
     assert.equal("fp32", items[1].dtype)
   end)
 
+  it("marks every item for the honesty checks when the campaign or --checks asks", function()
+    local items = campaign.plan_items(campaign.settings({ operators = "all", cases = "first" }), fake_loader())
+    assert.is_nil(items[1].checks)
+    items = campaign.plan_items(campaign.settings({ operators = "all", cases = "first", checks = true }), fake_loader())
+    for _, it in ipairs(items) do assert.is_true(it.checks) end
+    items = campaign.plan_items(campaign.settings({ operators = "all", cases = "first" }, { checks = true }), fake_loader())
+    assert.is_true(items[1].checks)
+    assert.has_error(function() campaign.validate({ checks = "yes" }, "c.lua") end, "c.lua: field 'checks' must be a boolean, got string")
+  end)
+
   it("plans around an operator that does not load; an unknown name stays an error", function()
     local L = fake_loader()
     local list, load = L.list, L.load

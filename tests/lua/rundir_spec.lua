@@ -41,6 +41,7 @@ describe("rundir", function()
     for _, bad in ipairs({ '{"args":[],"label":"../x"}', '{"args":[],"items":[{"operator":"a/b","mode":"default"}]}',
                            '{"args":[],"items":[{"operator":"a","mode":"default","dtype":"fp16","case_index":1.5,"impls":["c"]}]}',
                            '{"args":[],"items":[{"operator":"a","mode":"default","dtype":"fp16","case_index":1,"impls":[]}]}',
+                           '{"args":[],"items":[{"operator":"a","mode":"default","dtype":"fp16","case_index":1,"impls":["candidate"],"candidate":{"backend":"cuda","file":"/tmp/x.cu"}}]}',
                            '{"args":"x"}', 'not json' }) do
       fh = assert(io.open(dir .. "/run.json", "wb"))
       fh:write(bad, "\n")

@@ -51,6 +51,7 @@ M.spec = {
   { name = "compile-jobs", type = "integer", metavar = "N", validate = positive,
     desc = "processes of the precompile phase (default: the CPUs this process may use)" },
   { name = "gate", type = "flag", desc = "exit 3 when any case is slow, wrong, failed or timed out" },
+  { name = "checks", type = "flag", desc = "honesty checks after each implementation's timed runs (inputs unchanged, kernel count, outputs recomputed, fresh inputs; docs/GENERATION.md): a failed one is status refused; implementations are then measured one after the other" },
   { name = "gate-rho", type = "number", desc = "mark verified cases under this rho slow", validate = nonneg },
   { name = "gate-elib", type = "number", desc = "mark verified cases under this E_lib slow", validate = nonneg },
   { name = "case-timeout", type = "number", metavar = "S", desc = "seconds each implementation may take (plus --timeout), counted from the previous one's result, before its worker is killed (default 60)", validate = positive },
@@ -120,7 +121,7 @@ end
 
 local function overrides_from(opts)
   local o = { operators = opts.operator, dtypes = opts.dtype, impls = opts.impl, cases = opts.cases,
-              case_timeout = opts["case-timeout"], gate_exit = opts.gate or nil,
+              case_timeout = opts["case-timeout"], gate_exit = opts.gate or nil, checks = opts.checks or nil,
               protocol = M.protocol_overrides(opts) }
   if opts.autotune then opts.mode = "autotune" end
   if opts.mode then o.modes = { opts.mode } end
