@@ -10,6 +10,10 @@
 --      and their stream kernels (STAGES >= 1) with 1 to 3 slots and grids smaller than the row count,
 --      and with FULLVEC = 1 (bound checks per vector) in both kernel families.
 -- argmax also gets rows with planted ties, which must resolve to the first index.
+-- Issue 16's reduction/norm operators (l2_norm .. batch_normalization) also run their `triton`
+-- default on every small case where triton imports; moe_topk_gating gets planted ties (lower index
+-- first) and histogramming out-of-range values (not counted), both for the reference, cuda and
+-- triton; kl_divergence, moe_topk_gating and histogramming check their input generators.
 -- Exits 77 (skipped) where no device is present.
 -- usage: tilebench script tests/gpu/operators_cpu_check.lua [--compile-only] [OPERATOR ...]
 --   --compile-only: no device needed; compiles every kernel the check would run into the NVRTC
@@ -529,6 +533,31 @@ local function check_impls(op, c, ctx, ins, refs, where, impls)
   end
 end
 
+-- Operators whose `triton` implementation also runs here, in its default configuration only
+-- (triton compiles on the GPU machine: a second or two per kernel), where triton imports.
+local TRITON_DEFAULT = { l2_norm = true, cross_entropy = true, kl_divergence = true, moe_topk_gating = true,
+                         histogramming = true, batch_normalization = true }
+
+local function check_triton_default(op, c, ctx, ins, refs, where)
+  local spec = op.module.implementations.triton
+  if not (spec and require("tilebench.triton").available()) then return end
+  if spec.supports and not spec.supports(c, ctx) then return end
+  local family = device.props().family
+  local tag = string.format("%s triton {%s}", where, runner.config_string(spec.default))
+  local okrun, err = xpcall(function()
+    local outs = op.module.outputs(c, ins, ctx)
+    for _, t in pairs(outs) do verify.poison(t) end
+    spec.plan(c, ins, outs, spec.default, ctx):run()
+    for name, ref in pairs(refs) do
+      checks = checks + 1
+      local atol, rtol = config.tolerance(op.config, ref.dtype, family)
+      local r = verify.compare(outs[name], ref, { atol = atol, rtol = rtol, max_report = 3 })
+      if not r.ok then fail("%s: output '%s': %d of %d mismatches (max abs %.3g)", tag, name, r.mismatches, r.numel, r.max_abs or 0) end
+    end
+  end, debug.traceback)
+  if not okrun then fail("%s: %s", tag, tostring(err)) end
+end
+
 local function check_case(op, name, dtype, params)
   local c = { params = params, dtype = dtype, index = 1, id = case_id(params) }
   local where = string.format("%s %s %s", name, dtype, c.id)
@@ -544,6 +573,7 @@ local function check_case(op, name, dtype, params)
     compare_cpu(where .. " reference '" .. oname .. "' vs CPU", ref:to_host(1 << 24), want[oname] or want, atol, rtol)
   end
   check_impls(op, c, ctx, ins, refs, where)
+  if TRITON_DEFAULT[name] then check_triton_default(op, c, ctx, ins, refs, where) end
   print(string.format("ok  %s", where))
 end
 
@@ -684,6 +714,9 @@ if compile_only then
             compile({ op = op, case = c, dtype = w.dtype, impl = impl, cfg = cfg })
           end
         end
+      end
+      if TRITON_DEFAULT[name] and require("tilebench.triton").available() then
+        compile({ op = op, case = c, dtype = w.dtype, impl = "triton", cfg = op.module.implementations.triton.default })
       end
     end
   end
