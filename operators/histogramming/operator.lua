@@ -69,6 +69,13 @@ op.implementations = {
     default = { BLOCK = 1024, UNROLL = 2, WAVES = 1, RBLOCK = 256 },
     space = { BLOCK = { 128, 256, 512, 1024 }, UNROLL = { 1, 2, 4, 8 }, WAVES = { 0, 1, 2, 4 }, RBLOCK = { 256, 1024 } },
     supports = supports,
+    -- the partial rows (G x num_bins ints, stored and read back) at most half the input's elements
+    -- (2^17 for the smallest inputs): without a WAVES cap, small blocks at N = 2^26 would need
+    -- 131072 rows of 4096 bins, 2 GB (an H200's figures: `valid` sees no device)
+    valid = function(case, cfg)
+      local p = case.params
+      return count_grid(case, cfg, {}) * p.num_bins <= math.max(p.N // 2, 1 << 17)
+    end,
     plan = function(case, ins, outs, cfg, ctx)
       local p = case.params
       local g = count_grid(case, cfg, ctx.props)
