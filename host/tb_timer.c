@@ -25,6 +25,8 @@
  *   tb.timer.measure_group({plan, ...} [, opts]) -> {result | {code, message}, ...} | nil, error,
  *     index: the plans interleaved in rounds (conditions = "interleave")
  *   tb.timer.clock_probe([window_ns]) -> { mhz = median over SMs, min_mhz, max_mhz, sms }
+ *   tb.timer.power([device]) -> { available, reason | source, cap_reasons, idle, sm_clock_mhz,
+ *     power_w, limit_w }: one reading of the power source (NVML), no context made
  *   tb.timer.cupti() -> { available = bool, reason = string|nil, library = path|nil, flushes,
  *     forced_flushes (plain and forced CUPTI flushes so far in this process) }
  *   tb.timer.options -> { {name, type, default, desc, choices = {...}|nil, min, max}, ... }: the
@@ -325,6 +327,43 @@ static int l_clock_probe(lua_State *L) {
   return 1;
 }
 
+/* tb.timer.power([device index]): one reading of the backend's power source for that device
+ * (default: the current one), without making a context: {available = true, source, cap_reasons,
+ * idle, sm_clock_mhz, power_w, limit_w} or {available = false, reason}. */
+static int l_power(lua_State *L) {
+  const gpu_backend *gpu = gpu_backend_get();
+  gpu_device_props p;
+  int dev = 0;
+  if (lua_isnoneornil(L, 1)) {
+    p = *tb_current_props(L);
+  } else {
+    dev = (int)luaL_checkinteger(L, 1);
+    tb_check_gpu(L, gpu->init());
+    tb_check_gpu(L, gpu->device_props(dev, &p));
+  }
+  lua_createtable(L, 0, 8);
+  gpu_power_reading rd;
+  gpu_status st = gpu->power ? gpu->power->open(&p)
+                             : gpu_set_error(GPU_ERR_NO_LIBRARY, "the %s backend has no power source", gpu->name);
+  if (st == GPU_OK) st = gpu->power->read(&rd);
+  lua_pushboolean(L, st == GPU_OK);
+  lua_setfield(L, -2, "available");
+  if (st != GPU_OK) {
+    set_str(L, "reason", gpu_last_error());
+    return 1;
+  }
+  char caps[128];
+  set_str(L, "source", gpu->power->name);
+  set_str(L, "cap_reasons", measure_cap_names(rd.reasons, caps, sizeof caps));
+  lua_pushboolean(L, (rd.reasons & GPU_STATE_IDLE) != 0);
+  lua_setfield(L, -2, "idle");
+  if (rd.sm_clock_mhz >= 0) set_num(L, "sm_clock_mhz", rd.sm_clock_mhz);
+  if (rd.power_w >= 0) set_num(L, "power_w", rd.power_w);
+  double w = 0;
+  if (gpu->power->limit_w(&w) == GPU_OK) set_num(L, "limit_w", w);
+  return 1;
+}
+
 /* The backend's kernel timestamps (CUPTI on CUDA). */
 static int l_cupti(lua_State *L) {
   const gpu_backend *gpu = tb_gpu(L);
@@ -347,7 +386,7 @@ static int l_cupti(lua_State *L) {
 }
 
 static const luaL_Reg functions[] = {
-  {"measure", l_measure}, {"measure_group", l_measure_group}, {"clock_probe", l_clock_probe}, {"cupti", l_cupti}, {NULL, NULL}};
+  {"measure", l_measure}, {"measure_group", l_measure_group}, {"clock_probe", l_clock_probe}, {"power", l_power}, {"cupti", l_cupti}, {NULL, NULL}};
 
 int luaopen_tb_timer(lua_State *L);
 int luaopen_tb_timer(lua_State *L) {

@@ -28,6 +28,20 @@ function M.run(args)
       p.smem_per_block_optin // 1024))
   end
   if #list == 0 then io.write("no devices\n") end
+  -- The power source the timer reads around every batch (NVML): its state now, or why it cannot
+  -- be read (the measurements then carry no cap share: docs/MEASUREMENT.md).
+  for _, p in ipairs(list) do
+    local ok, s = pcall(require("tb.timer").power, p.index)
+    if ok and s.available then
+      io.write(string.format("[%d] power (%s): %s, SM clock %s MHz, %s W%s\n", p.index, s.source,
+        s.cap_reasons ~= "" and ("capped: " .. s.cap_reasons) or (s.idle and "idle, no cap" or "no cap"),
+        s.sm_clock_mhz and string.format("%.0f", s.sm_clock_mhz) or "?",
+        s.power_w and string.format("%.0f", s.power_w) or "?",
+        s.limit_w and string.format(" of a %.0f W limit", s.limit_w) or ""))
+    else
+      io.write(string.format("[%d] power: not read (%s)\n", p.index, ok and s.reason or tostring(s)))
+    end
+  end
   return 0
 end
 return M
