@@ -184,8 +184,10 @@ end
 -- The screen is a fixed measurement of a few samples (no adaptive stopping) under the case's
 -- protocol otherwise; the finalists get the full protocol, and the best finalist's measurement
 -- is the row's. Returns best = {cfg, res} | nil, tried (entries in trial order), search record,
--- fatal.
-local SCREEN = { mode = "fixed", warmup = 2, timeout = 1.0 }
+-- fatal. Screens never cool down (conditions "sequential", reading "sustained"): a cool-down of up
+-- to cooldown_max per screened candidate would make the search's cost the cool-downs'; the
+-- finalists get the case's conditions and reading.
+local SCREEN = { mode = "fixed", warmup = 2, timeout = 1.0, conditions = "sequential", reading = "sustained" }
 M.SCREEN = SCREEN
 
 -- The precompile phase's log for impl in cfg at item's case, or nil (item.autotune.compile_failed).

@@ -128,7 +128,8 @@ describe("runner.search_candidates", function()
                  valid = function(_, cfg) return not (cfg.A == 3 and cfg.B == 2) end }
   local function attempt(log)
     return function(cand, topts)
-      log[#log + 1] = { key = cand.key, mode = topts.mode, ["repeat"] = topts["repeat"] }
+      log[#log + 1] = { key = cand.key, mode = topts.mode, ["repeat"] = topts["repeat"], conditions = topts.conditions,
+                        reading = topts.reading }
       return { median = cand.cfg.A * 10 + cand.cfg.B }
     end
   end
@@ -149,6 +150,8 @@ describe("runner.search_candidates", function()
     -- screens are short fixed measurements, the finalists get the case's protocol
     assert.equal("fixed", log[1].mode)
     assert.equal(runner.SCREEN.warmup, 2)
+    assert.equal("sequential", log[1].conditions) -- no cool-down per screened candidate
+    assert.equal("sustained", log[1].reading)
     assert.equal("adaptive", log[#log].mode)
   end)
   it("tries the item's seed first", function()
