@@ -93,18 +93,24 @@ for s in "$@"; do
           cp "$aa/summary.txt" bench/results/compare_aa_H200.txt 2>/dev/null
           for f in summary.txt noise.json aa.txt planted.txt aa.csv planted.csv; do cp "$aa/$f" "$LOGS/compare-aa.$f" 2>/dev/null; done ;;
       esac ;;
-    power-order|power-order-matmul|power-order-bmm)
+    power-order|power-order-*)
       # bench/power/order.sh (issue 19, power-capped kernels): matmul fp16 4096 x 4096 x 20480 and
       # batched_matmul fp16 at its largest case, 5 processes in each order (lib then cuda, cuda
-      # then lib, each alone), under the timer's default conditions (FLAGS="--conditions
-      # cooldown" or "--conditions sequential" measures another protocol). power-order runs both
-      # cases (about 9 minutes); -matmul / -bmm one each. The table goes to the log and to
-      # bench/results/power_order_H200[_<case>].md (to commit into docs/PERFORMANCE.md).
-      which=""; tag=""
-      case $s in *-matmul) which=matmul; tag=_matmul ;; *-bmm) which=bmm; tag=_bmm ;; esac
-      STAGE_TIMEOUT=${STAGE_TIMEOUT:-580} stage "$s" bash bench/power/order.sh "$OUTDIR/$s" $which
+      # then lib, each alone). power-order runs both cases (about 9 minutes); a -matmul or -bmm
+      # part runs one, and an -interleave, -cooldown or -sequential suffix sets --conditions
+      # (default: the timer's), so the protocols can be compared: power-order-matmul-cooldown.
+      # $FLAGS adds other run flags. The table goes to the log and to
+      # bench/results/power_order_H200<suffix>.md (to commit into docs/PERFORMANCE.md).
+      rest=${s#power-order}; which=""; pflags=${FLAGS:-}
+      case $rest in -matmul*) which=matmul ;; -bmm*) which=bmm ;; esac
+      case $rest in
+        *-interleave) pflags="$pflags --conditions interleave" ;;
+        *-cooldown) pflags="$pflags --conditions cooldown" ;;
+        *-sequential) pflags="$pflags --conditions sequential" ;;
+      esac
+      STAGE_TIMEOUT=${STAGE_TIMEOUT:-580} stage "$s" env FLAGS="$pflags" bash bench/power/order.sh "$OUTDIR/$s" $which
       mkdir -p bench/results
-      cp "$OUTDIR/$s/order.md" "bench/results/power_order_H200$tag.md" 2>/dev/null
+      cp "$OUTDIR/$s/order.md" "bench/results/power_order_H200${rest//-/_}.md" 2>/dev/null
       cp "$OUTDIR/$s/order.md" "$LOGS/$s.md" 2>/dev/null ;;
     matmul)
       stage matmul bash bench/matmul/run.sh "$TB" ;;
