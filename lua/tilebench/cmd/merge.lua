@@ -5,6 +5,8 @@
 -- and raw/<op>.json with rundir.write_outputs, so the n shards merged give the CSVs of the
 -- unsharded run. Runs of different campaigns, settings, devices or shard counts, a shard given
 -- twice and an entry in two runs are refused; missing shards are a warning. No GPU is touched.
+-- --recompute-metrics derives every entry's metrics again from its measured time with the
+-- current formulas and peaks/<gpu>.json (tilebench.recompute), also for a single run.
 local options = require("tilebench.options")
 local campaign = require("tilebench.campaign")
 local rundir = require("tilebench.rundir")
@@ -22,14 +24,19 @@ end
 M.spec = {
   { name = "gpu", type = "label", metavar = "LABEL", desc = "results namespace results/<LABEL>/ (default: the runs' label)" },
   { name = "output", type = "string", metavar = "RUN-ID", desc = "id of the merged run (default: a new one)", validate = run_id_ok },
+  { name = "recompute-metrics", type = "flag",
+    desc = "derive rho, speedup, E_lib, the gate and the other derived columns again from the measured times, with the operators' current config.yaml and peaks/<gpu>.json (no GPU)" },
 }
 
 M.summary = "join the runs of a sharded campaign into one run and rebuild its CSVs"
-M.usage = "usage: tilebench merge RUN-DIR... [--gpu LABEL] [--output RUN-ID]\n\n"
+M.usage = "usage: tilebench merge RUN-DIR... [--gpu LABEL] [--output RUN-ID] [--recompute-metrics]\n\n"
   .. "RUN-DIR is results/<gpu>/runs/<run-id> (or a run id found under results/*/runs) of one\n"
   .. "shard of a campaign run with --shard k/n. The merged run gets every journal entry once;\n"
   .. "results/<gpu>/csv/<op>_<mode>.csv and its raw/<op>.json are rebuilt from it. Missing\n"
-  .. "shards are reported (`tilebench run --resume` of the merged run runs them). Exit status:\n"
+  .. "shards are reported (`tilebench run --resume` of the merged run runs them).\n"
+  .. "--recompute-metrics (also with one run) derives every measured entry's metrics again from\n"
+  .. "its time: work from the operator's current config.yaml, ceilings from peaks/<LABEL>.json;\n"
+  .. "an entry whose operator or case is gone keeps its metrics (a warning). Exit status:\n"
   .. "0 merged, 2 for usage errors and runs that do not belong together.\n\n"
   .. options.help(M.spec) .. "\n"
 
@@ -120,6 +127,50 @@ local function identity(r)
   }
 end
 
+-- The ceilings a recomputation uses: peaks/<label>.json as it is now, and what names it in the
+-- provenance (path, its SHA-256, when and by which tilebench it was measured).
+local function current_peaks(label)
+  local ok, p = pcall(require("tilebench.peaks").load, label)
+  if not ok then options.usage_error("merge: --recompute-metrics needs the device's ceilings: %s", tostring(p)) end
+  local fh = io.open(p._path, "rb")
+  local text = fh and fh:read("a")
+  if fh then fh:close() end
+  return p, { path = p._path, sha256 = text and require("tb.kernel").sha256(text), gpu = p.gpu,
+              measured_at = p.measured_at, tilebench = p.tilebench }
+end
+
+-- The campaign's metric functions (its script, named by the run's args), so that columns derived
+-- from rho are derived again too: settings.metrics, or nil and why they could not be had.
+local function campaign_metrics(runs, settings)
+  if settings then return settings.metrics end
+  local run = require("tilebench.cmd.run")
+  local ok, s = pcall(function()
+    local opts, pos = options.parse(without_shard(runs[1].rec.args), run.spec, "run")
+    return run.settings(opts, pos)
+  end)
+  if not ok then return nil, tostring(s) end
+  return s.metrics
+end
+
+-- Derives every entry's metrics again (tilebench.recompute); says what it kept and why.
+local function recompute_rows(runs, rows, items, settings, peaks)
+  local fns, why = campaign_metrics(runs, settings)
+  if why then
+    warn("the campaign's settings do not load (%s): its own metric columns keep the values they were run with",
+      (why:gsub("\n.*", "")))
+  end
+  local report = require("tilebench.recompute").rows(rows, items, peaks, { gate = runs[1].prov.gate, metrics = fns })
+  local by_reason, reasons = {}, {}
+  for _, k in ipairs(report.kept) do
+    if not by_reason[k.why] then by_reason[k.why] = 0; reasons[#reasons + 1] = k.why end
+    by_reason[k.why] = by_reason[k.why] + k.entries
+  end
+  for _, w in ipairs(reasons) do
+    warn("%s: %d entr%s keep the metrics they were run with", w, by_reason[w], by_reason[w] == 1 and "y" or "ies")
+  end
+  return report
+end
+
 local function check_one_campaign(runs)
   local first = runs[1]
   local want = identity(first)
@@ -203,6 +254,9 @@ function M.run(args)
     if sha ~= sha1 then warn("%s was run by tilebench %s, %s by %s", r.dir, tostring(sha), runs[1].dir, tostring(sha1)) end
   end
 
+  local peaks, peaks_rec
+  if opts["recompute-metrics"] then peaks, peaks_rec = current_peaks(label) end
+
   -- Every entry once: each run's latest per key; a key in two runs is refused.
   local sources = {}
   for _, r in ipairs(runs) do sources[#sources + 1] = { name = r.dir, rows = r.rows } end
@@ -242,6 +296,12 @@ function M.run(args)
     rows = rundir.sort_rows(rows, items)
   end
 
+  local recomputed
+  if peaks then
+    recomputed = recompute_rows(runs, rows, items, settings, peaks)
+    recomputed.peaks = peaks_rec
+  end
+
   local out_id = opts.output or rundir.new_run_id()
   local out_dir = rundir.run_path(root, label, out_id)
   if require("lfs").attributes(out_dir) then options.usage_error("option --output: %s already exists", out_dir) end
@@ -249,7 +309,8 @@ function M.run(args)
 
   local ids, shards = {}, {}
   for _, r in ipairs(runs) do ids[#ids + 1] = r.id; shards[#shards + 1] = string.format("%d/%d", r.shard_k, r.shard_n) end
-  local jnl <close> = journal.open(out_dir .. "/journal.jsonl", { run_id = out_id, label = label, merged_from = ids })
+  local jnl <close> = journal.open(out_dir .. "/journal.jsonl", { run_id = out_id, label = label, merged_from = ids,
+    recomputed_metrics = recomputed and true or nil })
   jnl:append(rows)
   jnl:close()
   local args_run = without_shard(runs[1].rec.args)
@@ -269,6 +330,12 @@ function M.run(args)
     record.merged_from[i] = { run_id = r.id, dir = r.dir, shard = shards[i], entries = #journal.latest(r.rows),
                               provenance = r.prov }
   end
+  if recomputed then
+    -- The derived columns are this tilebench's (record.tilebench: version, build and checkout)
+    -- on these ceilings, not the measuring runs'.
+    record.recomputed_metrics = { at = record.merged, peaks = recomputed.peaks, entries = recomputed.entries,
+      cases = recomputed.cases, kept = recomputed.kept }
+  end
   provenance.write(out_dir .. "/provenance.json", record)
 
   local written = rundir.write_outputs(out_dir, rundir.csv_dir(root, label), rows, plan, out_id)
@@ -276,6 +343,11 @@ function M.run(args)
   io.write(string.format("merged %d run%s (shard%s %s) of %s: %d entries into %s\n", #runs,
     #runs == 1 and "" or "s", #runs == 1 and "" or "s", table.concat(shards, ", "),
     name and ("campaign " .. name) or "one campaign", #rows, out_dir))
+  if recomputed then
+    io.write(string.format("recomputed the metrics of %d entries (%d cases) against %s%s\n", recomputed.entries,
+      recomputed.cases, recomputed.peaks.path,
+      #recomputed.kept > 0 and string.format("; %d cases kept theirs", #recomputed.kept) or ""))
+  end
   for _, path in ipairs(written) do io.write(string.format("wrote %s\n", path)) end
   if #missing > 0 then
     local ks = {}

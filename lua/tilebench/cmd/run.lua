@@ -199,6 +199,9 @@ end
 -- raises usage errors. `tilebench merge` re-plans with it the campaign of a run whose run.json
 -- predates stored items (format 1).
 M.plan = plan_run
+-- (opts, pos) -> the settings alone (the campaign script's metric functions and gate under the
+-- flags; no operator loaded): `tilebench merge --recompute-metrics` applies its metrics again.
+M.settings = load_settings
 
 -- An operator that did not load, as the run reports it (stderr: the message holds its frames).
 local function report_broken(b)
