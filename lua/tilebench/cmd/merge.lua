@@ -25,7 +25,7 @@ M.spec = {
   { name = "gpu", type = "label", metavar = "LABEL", desc = "results namespace results/<LABEL>/ (default: the runs' label)" },
   { name = "output", type = "string", metavar = "RUN-ID", desc = "id of the merged run (default: a new one)", validate = run_id_ok },
   { name = "recompute-metrics", type = "flag",
-    desc = "derive rho, speedup, E_lib, the gate and the other derived columns again from the measured times, with the operators' current config.yaml and peaks/<gpu>.json (no GPU)" },
+    desc = "derive rho, speedup, E_lib, the gate... again from the times (current formulas and peaks)" },
 }
 
 M.summary = "join the runs of a sharded campaign into one run and rebuild its CSVs"
