@@ -32,7 +32,7 @@ local function clear_derived(r)
   for k in pairs(metrics.builtin) do r[k] = nil end
   r.t_baseline, r.t_lib, r.flops, r.bytes, r.essential_bytes, r.metrics_error = nil, nil, nil, nil, nil, nil
   if r.extra then
-    for name in pairs(execute.CASE_COLUMNS) do r.extra[name] = nil end
+    for name in pairs(metrics.COLUMNS) do r.extra[name] = nil end
   end
   -- A verified case under the gate became "slow" (metrics.gate: only "ok" rows do); it is
   -- verified again now and gated again by the recomputed values.
