@@ -15,6 +15,8 @@
 -- status `refused` with its reason. What the candidate format makes impossible instead of
 -- checked (its own streams, library calls, timer patches) is in docs/GENERATION.md.
 --
+--   checks.wanted(item, impl)  -> whether item's checks cover impl (item.checks: true = every
+--                                 implementation, a list = the ones named)
 --   checks.snapshot(ins, ctx)  -> {name -> copy} (freed with the case's tensors)
 --   checks.after(env)          -> list, refused reason | nil
 --     env = {op, case, ins, outs, plan, finish, rplan, res (the timer's result), snapshot, ctx,
@@ -30,6 +32,14 @@ local function sorted_tensors(t)
   for k, v in pairs(t) do if tensor.is_tensor(v) then names[#names + 1] = k end end
   table.sort(names)
   return names
+end
+
+function M.wanted(item, impl)
+  local c = item.checks
+  if c == true then return true end
+  if type(c) ~= "table" then return false end
+  for _, name in ipairs(c) do if name == impl then return true end end
+  return false
 end
 
 function M.snapshot(ins, ctx)

@@ -312,7 +312,8 @@ end
 -- The rows are raw results: flops, bytes, rho, speedup and the gate are the parent's
 -- (tilebench.execute.case_metrics), which holds the peaks and the whole case.
 -- item.candidate = {backend, file} adds the implementation `candidate` (tilebench.candidate: the
--- file in place of the backend's source); item.checks runs tilebench.checks after each
+-- file in place of the backend's source); item.checks (true: every implementation; a list: those
+-- named) runs tilebench.checks after each
 -- implementation's timed runs (default mode), a failed check being the row's status `refused`.
 function M.run_item(item, on_row, on_ready)
   local op = opmod.load(item.operator)
@@ -400,7 +401,8 @@ function M.run_item(item, on_row, on_ready)
           return
         end
         row.config = M.config_string(cfg)
-        local snapshot = item.checks and require("tilebench.checks").snapshot(ins, ctx)
+        local checked = require("tilebench.checks").wanted(item, row.impl)
+        local snapshot = checked and require("tilebench.checks").snapshot(ins, ctx)
         local okv, plan, outs, report, why, finish = build_and_check(op, case, spec, cfg, ins, refs, ctx)
         row.verify = report
         if not okv then
@@ -412,7 +414,7 @@ function M.run_item(item, on_row, on_ready)
           return
         end
         res = measure(plan, timer_opts(item.protocol), row)
-        if item.checks then
+        if checked then
           local list, refused = require("tilebench.checks").after({
             op = op, case = case, ins = ins, outs = outs, plan = plan, finish = finish, rplan = rplan,
             res = res, snapshot = snapshot, ctx = ctx, mismatch = mismatch_reason,
