@@ -44,13 +44,13 @@ for _, name in ipairs(names) do
     for _, row in ipairs(t.rows) do
       local c = by[tostring(row.params) .. "|" .. tostring(row.dtype)]
       if c then
-        local flops, bytes, _, ess = config.work(op.config, c)
+        local flops, bytes, _, ess, eflops = config.work(op.config, c)
         for _, impl in ipairs(impls) do
           local ms = row[impl .. "_ms"]
           if type(ms) == "number" and ms > 0 then
             local bw, where = P.case_bandwidth(peaks, ess)
-            local r = P.roofline(peaks, flops, ess, ms * 1e-3, c.dtype, op.category, bw).rho
-            local rc = P.roofline(peaks, flops, ess, ms * 1e-3, c.dtype, op.category, P.bandwidth(peaks)).rho
+            local r = P.roofline(peaks, eflops, ess, ms * 1e-3, c.dtype, op.category, bw).rho
+            local rc = P.roofline(peaks, eflops, ess, ms * 1e-3, c.dtype, op.category, P.bandwidth(peaks)).rho
             local rt = P.roofline(peaks, flops, bytes, ms * 1e-3, c.dtype, op.category, P.bandwidth(peaks)).rho
             n = n + 1
             if where.l2_near then near = near + 1 end

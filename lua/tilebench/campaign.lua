@@ -246,8 +246,12 @@ function M.resolve_item(op, name, mode, dtype, index, c, impls, protocol, gate)
                params = c.params, seed = c.seed, impls = impls, protocol = protocol, gate = gate,
                category = op.category, baseline = M.baseline_for(op, impls), _case = c, _category = op.category }
   if op.config then
-    local ok, flops, bytes, _, essential = pcall(require("tilebench.config").work, op.config, c)
-    if ok then it.flops, it.bytes, it.essential_bytes = flops, bytes, essential else it.work_error = tostring(flops) end
+    local ok, flops, bytes, _, essential, essential_flops = pcall(require("tilebench.config").work, op.config, c)
+    if ok then
+      it.flops, it.bytes, it.essential_bytes, it.essential_flops = flops, bytes, essential, essential_flops
+    else
+      it.work_error = tostring(flops)
+    end
   end
   return it
 end

@@ -6,9 +6,10 @@
 --       'operators/x/config.yaml: benchmark.warmup must be an integer, got string "ten"'
 --   config.validate(table, name) -> config      the same for a table already loaded
 --   config.tolerance(config, out_dtype [, family]) -> atol, rtol
---   config.work(config, case) -> flops, bytes, n, essential_bytes
---       from metrics.flops_expr / bytes_expr / essential_bytes_expr (bytes when absent)
---   config.essential(config) -> {expr =, note =, differs = bool}   the byte formula rho uses
+--   config.work(config, case) -> flops, bytes, n, essential_bytes, essential_flops
+--       from metrics.flops_expr / bytes_expr / essential_bytes_expr / essential_flops_expr (each
+--       essential one is TileBench's where absent)
+--   config.essential(config) -> {expr =, flops_expr =, note =, differs = bool}   rho's formulas
 --   config.schema                        the schema below (tilebench show prints from it)
 --
 -- The returned config keeps the document's sections (benchmark, case_defaults, case_grid,
@@ -20,11 +21,13 @@
 -- parameters (swiglu M*N, layernorm batch*M*K); destindex, whose n is
 -- tokens*(nope_heads*nope_dim + rope_heads*rope_dim), must state it.
 --
--- metrics.essential_bytes_expr and essential_note (tilebench's addition, issue 19): the bytes a
--- case must move at the least -- every input read once, every output written once -- where
--- TileBench's bytes_expr counts otherwise (layernorm's counts x twice, argmax's leaves out the
--- output). rho is computed on it; bytes_expr stays for the second column, rho_tilebench. The
--- note says why the two differ (`tilebench show` prints it) and is required with the formula.
+-- metrics.essential_bytes_expr, essential_flops_expr and essential_note (tilebench's addition,
+-- issue 19): the work a case must do at the least -- every input read once, every output written
+-- once; no flops for what the operator discards (the masked half of causal attention) -- where
+-- TileBench's bytes_expr / flops_expr count otherwise (layernorm's counts x twice, argmax's leaves
+-- out the output). rho is computed on it; TileBench's formulas stay for the second column,
+-- rho_tilebench. The note says why they differ (`tilebench show` prints it) and is required with
+-- either formula.
 local expr = require("tilebench.expr")
 local grid = require("tilebench.grid")
 local util = require("tilebench.util")
@@ -60,7 +63,9 @@ M.schema = {type = "mapping", fields = {
     bytes_expr = {type = "expr", desc = "bytes moved as TileBench counts them (rho_tilebench)"},
     essential_bytes_expr = {type = "expr",
       desc = "bytes at the least: each input read once, each output written once (rho; tilebench)"},
-    essential_note = {type = "string", desc = "why essential_bytes_expr differs from bytes_expr (tilebench)"},
+    essential_flops_expr = {type = "expr",
+      desc = "floating-point operations the result needs at the least (rho; tilebench)"},
+    essential_note = {type = "string", desc = "why the essential formulas differ from TileBench's (tilebench)"},
     n_expr = {type = "expr", desc = "n when the case has no parameter n (tilebench)"},
     plots = {type = "any", desc = "TileBench's plot settings (kept, unused)"},
     peak_bw_GBs = {type = "number", min = 0, desc = "legacy peak bandwidth (unused: peaks/)"},
@@ -264,14 +269,20 @@ function M.validate(t, name)
   for k in pairs(cfg.case_defaults or {}) do known[k] = true end
   for k in pairs(cfg.case_grid) do known[k] = true end
   local m = cfg.metrics or {}
-  for _, k in ipairs({"flops_expr", "bytes_expr", "essential_bytes_expr", "n_expr"}) do
+  for _, k in ipairs({"flops_expr", "bytes_expr", "essential_bytes_expr", "essential_flops_expr", "n_expr"}) do
     check_names(file, "metrics." .. k, m[k], known)
   end
   if m.essential_bytes_expr ~= nil and m.essential_note == nil then
     fail(file, "metrics.essential_bytes_expr needs metrics.essential_note: why it differs from bytes_expr")
   end
-  if m.essential_note ~= nil and m.essential_bytes_expr == nil then
+  if m.essential_flops_expr ~= nil and m.essential_note == nil then
+    fail(file, "metrics.essential_flops_expr needs metrics.essential_note: why it differs from flops_expr")
+  end
+  if m.essential_note ~= nil and m.essential_bytes_expr == nil and m.essential_flops_expr == nil then
     fail(file, "metrics.essential_note explains an essential_bytes_expr, and there is none")
+  end
+  if m.essential_flops_expr ~= nil and m.flops_expr == nil then
+    fail(file, "metrics.essential_flops_expr is given without flops_expr (TileBench's formula, the second column)")
   end
   if m.essential_bytes_expr ~= nil and m.bytes_expr == nil then
     fail(file, "metrics.essential_bytes_expr is given without bytes_expr (TileBench's formula, the second column)")
@@ -369,17 +380,21 @@ function M.work(cfg, case)
   if m.essential_bytes_expr ~= nil then
     essential = eval_work(cfg, "essential_bytes_expr", m.essential_bytes_expr, env)
   end
-  return eval_work(cfg, "flops_expr", m.flops_expr, env), bytes, env.n, essential
+  local flops = eval_work(cfg, "flops_expr", m.flops_expr, env)
+  local essential_flops = flops
+  if m.essential_flops_expr ~= nil then
+    essential_flops = eval_work(cfg, "essential_flops_expr", m.essential_flops_expr, env)
+  end
+  return flops, bytes, env.n, essential, essential_flops
 end
 
--- The byte formula rho is computed on: {expr, note, differs} (differs: the config states an
--- essential formula of its own; note: why).
+-- The formulas rho is computed on: {expr (bytes), flops_expr, note, differs} (differs: the
+-- config states an essential formula of its own; note: why).
 function M.essential(cfg)
   local m = cfg and cfg.metrics or {}
-  if m.essential_bytes_expr ~= nil then
-    return {expr = m.essential_bytes_expr, note = m.essential_note, differs = true}
-  end
-  return {expr = m.bytes_expr, differs = false}
+  local differs = m.essential_bytes_expr ~= nil or m.essential_flops_expr ~= nil
+  return {expr = m.essential_bytes_expr or m.bytes_expr, flops_expr = m.essential_flops_expr or m.flops_expr,
+          note = m.essential_note, differs = differs}
 end
 
 return M

@@ -52,7 +52,8 @@ function M.case_metrics(it, rows, peaks)
     local baseline = it.baseline and by_impl[it.baseline]
     local lib = by_impl.lib
     for _, row in ipairs(rows) do
-      row.flops, row.bytes, row.essential_bytes = it.flops, it.bytes, it.essential_bytes
+      row.flops, row.bytes, row.essential_bytes, row.essential_flops = it.flops, it.bytes, it.essential_bytes,
+        it.essential_flops
       if row.ms then
         row.t_baseline = baseline and baseline.ms or nil
         row.t_lib = lib and lib.ms or nil

@@ -95,7 +95,7 @@ local ENTRY_FIELDS = {
   params = "an object", stats = "an object", samples = "a list of numbers",
   ms = "a number", latency_ms = "a number", gbs = "a number", tflops = "a number", bytes = "a number",
   flops = "a number", intensity = "a number", rho = "a number", speedup = "a number", elib = "a number",
-  essential_bytes = "a number", rho_tilebench = "a number", ceiling_gbs = "a number", l2_ratio = "a number",
+  essential_bytes = "a number", essential_flops = "a number", rho_tilebench = "a number", ceiling_gbs = "a number", l2_ratio = "a number",
   l2_near = "a number",
 }
 

@@ -3,10 +3,11 @@
 -- as Lua functions, and the performance gate.
 --
 --   metrics.compute(row, ctx) -> m
---     row: {ms = time of the implementation, flops =, bytes =, essential_bytes = (config.work),
+--     row: {ms = time of the implementation, flops =, bytes =, essential_bytes =, essential_flops =
+--           (config.work),
 --           dtype =, category =, baseline_ms = the baseline's time, lib_ms = the library's time}
 --           (t_baseline and t_lib are accepted for baseline_ms and lib_ms; essential_bytes
---           defaults to bytes)
+--           defaults to bytes, essential_flops to flops)
 --     ctx: {peaks = peaks.load(...), category =, dtype =} (row fields win over ctx's)
 --     m:   {latency_ms, gbs, tflops, intensity, rho, bound = "memory"|"compute",
 --           ceiling_tflops, ceiling (peaks key), ceiling_gbs, l2_ratio, l2_near,
@@ -18,7 +19,7 @@
 --                                  row.status and row.reason when the row becomes slow
 --
 -- Units: gbs = bytes / t / 1e9 with t in s (TileBench's bytes, as its bandwidth column);
--- tflops = flops / t / 1e12; intensity = flops / essential byte.
+-- tflops = flops / t / 1e12; intensity = essential flops / essential byte.
 -- rho = W / (t * P) for the binding resource, computed by peaks.roofline (the report's roofline
 -- uses the same function) on the essential work: a case whose intensity is under the ridge point
 -- P_compute / P_bandwidth is memory-bound (W = essential bytes, P = the case's memory ceiling,
@@ -26,7 +27,7 @@
 -- measured at that size), else compute-bound (W = flops, P = the ceiling peaks.ceiling picks
 -- for its dtype and category: the matrix rate of the dtype for MatMul/Attn, the fp32 vector rate
 -- otherwise). A case with no flops formula (or 0 flops) is memory-bound; one with flops but no
--- bytes is compute-bound. ceiling_gbs: the memory ceiling used (memory-bound cases);
+-- bytes is compute-bound (W = essential flops). ceiling_gbs: the memory ceiling used (memory-bound cases);
 -- l2_ratio = essential bytes / L2 bytes, l2_near = 1 when at most peaks.L2_NEAR, else 0.
 -- rho_tilebench: the same roofline on TileBench's bytes_expr against peaks.bandwidth (the copy
 -- kernel), the rho tilebench reported before issue 19, comparable with TileBench's.
@@ -88,14 +89,16 @@ function M.compute(row, ctx)
     local flops, bytes = row.flops, row.bytes
     local essential = row.essential_bytes
     if essential == nil then essential = bytes end
+    local eflops = row.essential_flops
+    if eflops == nil then eflops = flops end
     if type(bytes) == "number" then m.gbs = bytes / t / 1e9 end
     if type(flops) == "number" then m.tflops = flops / t / 1e12 end
-    if positive(flops) and positive(essential) then m.intensity = flops / essential end
+    if positive(eflops) and positive(essential) then m.intensity = eflops / essential end
     local p = row.peaks or ctx.peaks
     if p then
       local bw, where = peaks_mod.case_bandwidth(p, essential)
       if where.l2_ratio then m.l2_ratio, m.l2_near = where.l2_ratio, where.l2_near and 1 or 0 end
-      local roof = peaks_mod.roofline(p, flops, essential, t, dtype, category, bw)
+      local roof = peaks_mod.roofline(p, eflops, essential, t, dtype, category, bw)
       if roof then
         m.ceiling_tflops, m.ceiling, m.bound, m.rho = roof.ceiling_tflops, roof.ceiling, roof.bound, roof.rho
         if roof.bound == "memory" then m.ceiling_gbs = bw end

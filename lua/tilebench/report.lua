@@ -22,7 +22,8 @@ local function work_finder(raw_tables)
     for _, c in ipairs(t.cases) do
       for _, e in pairs(c.by_impl) do
         if e.bytes or e.flops then
-          from_raw[t.operator .. "|" .. c.key] = {flops = e.flops, bytes = e.bytes, essential = e.essential_bytes or e.bytes}
+          from_raw[t.operator .. "|" .. c.key] = {flops = e.flops, bytes = e.bytes, essential = e.essential_bytes or e.bytes,
+                                                  essential_flops = e.essential_flops or e.flops}
           break
         end
       end
@@ -50,7 +51,7 @@ local function work_finder(raw_tables)
   end
   return function(operator, case)
     local w = from_raw[operator .. "|" .. case.key]
-    if w then return w.flops, w.bytes, w.essential end
+    if w then return w.flops, w.bytes, w.essential, w.essential_flops end
     local ow = op_work(operator)
     if not ow then return nil end
     local hit = ow.cache[case.key]
@@ -58,12 +59,15 @@ local function work_finder(raw_tables)
       hit = false
       local c = ow.by_key[case.key]
       if c then
-        local ok, flops, bytes, _, essential = pcall(ow.config.work, ow.op.config, c)
-        if ok then hit = {flops = tonumber(flops), bytes = tonumber(bytes), essential = tonumber(essential)} end
+        local ok, flops, bytes, _, essential, eflops = pcall(ow.config.work, ow.op.config, c)
+        if ok then
+          hit = {flops = tonumber(flops), bytes = tonumber(bytes), essential = tonumber(essential),
+                 essential_flops = tonumber(eflops)}
+        end
       end
       ow.cache[case.key] = hit
     end
-    if hit then return hit.flops, hit.bytes, hit.essential end
+    if hit then return hit.flops, hit.bytes, hit.essential, hit.essential_flops end
     return nil
   end
 end
@@ -261,7 +265,7 @@ function M.build(o)
     for _, t in ipairs(tables) do
       if t.mode == mode then
         for _, c in ipairs(t.cases) do
-          local flops, _, bytes = work(t.operator, c) -- the essential bytes: rho's
+          local _, _, bytes, flops = work(t.operator, c) -- the essential work: rho's
           if not (flops and bytes and flops > 0 and bytes > 0) then
             missing_work[t.operator] = true
           else

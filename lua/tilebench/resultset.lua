@@ -264,7 +264,7 @@ local RAW_FIELDS = {
   operator = "string", mode = "string", impl = "string", implementation = "string", dtype = "string",
   status = "string", reason = "string", category = "string", baseline = "string", case_id = "string",
   params = "params", ms = "number", rho = "number", speedup = "number", elib = "number", noise = "number",
-  bytes = "number", flops = "number", essential_bytes = "number", samples = "numbers", stats = "stats",
+  bytes = "number", flops = "number", essential_bytes = "number", essential_flops = "number", samples = "numbers", stats = "stats",
 }
 local STATS_FIELDS = {median = "number", noise = "number", rel_noise = "number", relative_noise = "number",
                       samples = "numbers"}
@@ -362,7 +362,8 @@ function M.read_raw(path)
       ms = M.TIMED[status] and ms or nil, status = status, reason = val(r.reason) and tostring(r.reason) or nil,
       rho = number_or_nil(val(r.rho)), speedup = number_or_nil(val(r.speedup)), elib = number_or_nil(val(r.elib)),
       noise = noise, samples = samples, bytes = number_or_nil(val(r.bytes)), flops = number_or_nil(val(r.flops)),
-      essential_bytes = number_or_nil(val(r.essential_bytes)), category = val(r.category),
+      essential_bytes = number_or_nil(val(r.essential_bytes)), essential_flops = number_or_nil(val(r.essential_flops)),
+      category = val(r.category),
     }
     if val(r.category) and not t.category then t.category = r.category end
     if val(r.baseline) and not t.baseline then t.baseline = tostring(r.baseline) end

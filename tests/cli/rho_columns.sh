@@ -44,6 +44,11 @@ check "ceilings by working set" awk -F, 'NR==1 {for (i=1;i<=NF;i++) c[$i]=i; nex
   NR==4 && !($c["ceiling_gbs_good"] == 5000 && $c["l2_near_good"] == 0 && $c["l2_ratio_good"] == 8.38861) {exit 3}' "$csv"
 out=$("$TB" show essential_op 2>&1)
 check "show says the formulas differ and why" grep -q "differs: x read once, y written once" <<<"$out"
+check "  the essential bytes" grep -q '^  essential bytes: n \* dtype_size \* 2  (rho; ' <<<"$out"
+cp -r "$work/ops/essential_op" "$work/ops/essential_flops_op"
+sed -i 's/^  flops_expr: "n"$/  flops_expr: "2 * n"\n  essential_flops_expr: "n"/' "$work/ops/essential_flops_op/config.yaml"
+out=$("$TB" show essential_flops_op 2>&1)
+check "show prints an essential flops formula" grep -q '^  essential flops: n  (rho; TileBench.s flops above give rho_tilebench)$' <<<"$out"
 printf 'return { operators = {"essential_op"}, metrics = { rho_tilebench = function() return 1 end } }\n' >"$work/bad.lua"
 out=$("$TB" run "$work/bad.lua" --gpu fake --quiet 2>&1); rc=$?
 check "a campaign metric cannot take rho_tilebench's name [rc=$rc]" test $rc -eq 2

@@ -139,6 +139,17 @@ describe("metrics.compute: essential work and the memory ceiling (issue 19)", fu
     near(m.rho, m.rho_tilebench)
   end)
 
+  it("measures a compute-bound case on its essential flops; rho_tilebench on TileBench's", function()
+    -- causal attention: TileBench counts 4e12 flops, the unmasked half is 2e12; 10 ms at 800 TFLOP/s
+    local m = metrics.compute({ms = 10, flops = 4e12, essential_flops = 2e12, bytes = 1e8, dtype = "fp16",
+                               category = "MatMul/Attn"}, {peaks = new_peaks()})
+    assert.are.equal("compute", m.bound)
+    near(2e12 / (10e-3 * 800e12), m.rho)
+    near(4e12 / (10e-3 * 800e12), m.rho_tilebench)
+    near(2e12 / 1e8, m.intensity)
+    near(4e12 / 10e-3 / 1e12, m.tflops) -- the TFLOP/s column keeps TileBench's count
+  end)
+
   it("refuses to register a metric under a built-in column's name", function()
     assert.has_error(function() metrics.register("rho_tilebench", function() end) end,
       'metrics.register: "rho_tilebench" is a built-in metric')

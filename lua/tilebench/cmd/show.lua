@@ -27,9 +27,15 @@ function M.run(args)
     tostring(c.metrics and c.metrics.bytes_expr)))
   -- rho's byte formula: the essential work where TileBench's formula miscounts it (config.lua).
   local e = config.essential(c)
+  local m = c.metrics or {}
   if e.differs then
-    io.write(string.format("  essential bytes: %s  (rho; TileBench's bytes above give rho_tilebench)\n" ..
-      "    differs: %s\n", tostring(e.expr), tostring(e.note)))
+    if m.essential_flops_expr then
+      io.write(string.format("  essential flops: %s  (rho; TileBench's flops above give rho_tilebench)\n", e.flops_expr))
+    end
+    if m.essential_bytes_expr then
+      io.write(string.format("  essential bytes: %s  (rho; TileBench's bytes above give rho_tilebench)\n", tostring(e.expr)))
+    end
+    io.write(string.format("    differs: %s\n", tostring(e.note)))
   elseif e.expr ~= nil then
     io.write("  essential bytes: the same (rho and rho_tilebench agree)\n")
   end
