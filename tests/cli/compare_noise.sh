@@ -13,34 +13,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail=0
 check() { local what=$1; shift; if "$@"; then echo "ok   $what"; else echo "FAIL $what"; fail=1; fi; }
-cat >"$work/make.lua" <<'LUA'
--- make.lua DIR SEED FACTOR: a run dir DIR/raw/softmax.json of 40 cases (2 dtypes x 20), 30
--- samples each, medians scaled by FACTOR and a run-to-run wobble of up to +-1 % drawn from SEED.
-local dir, seed, factor = arg[1], tonumber(arg[2]), tonumber(arg[3])
-local json = require("tilebench.json")
-local state = seed
-local function rnd() state = (state * 1103515245 + 12345) % 2147483648; return state / 2147483648 end
-local rows = {}
-for _, dtype in ipairs({"fp16", "fp32"}) do
-  for i = 1, 20 do
-    local base = 0.01 * i * (dtype == "fp32" and 2 or 1)
-    local wobble = 1 + 0.01 * (2 * rnd() - 1)
-    local samples = {}
-    for k = 1, 30 do samples[k] = base * factor * wobble * (1 + 0.001 * (2 * rnd() - 1)) end
-    table.sort(samples)
-    rows[#rows + 1] = {operator = "softmax", mode = "default", dtype = dtype, impl = "cuda", status = "ok",
-      case_id = "n_cols=" .. (512 * i), case_index = i, params = {n_cols = 512 * i},
-      ms = (samples[15] + samples[16]) / 2, samples = samples}
-  end
-end
-os.execute("mkdir -p '" .. dir .. "/raw'")
-local f = assert(io.open(dir .. "/raw/softmax.json", "w"))
-f:write(json.encode({operator = "softmax", rows = rows}))
-f:close()
-LUA
 R=$work/results/SYN/runs
-for spec in "r1 11 1.0" "r2 22 1.0" "r3 33 1.0"; do set -- $spec; "$TB" script "$work/make.lua" "$R/$1" "$2" "$3"; done
-"$TB" script "$work/make.lua" "$R/slow" 33 1.05   # run 3's wobble, 5 % slower
+for spec in "r1 11 1.0" "r2 22 1.0" "r3 33 1.0"; do set -- $spec; "$TB" script "$TILEBENCH_HOME/tests/fixtures/synthetic_run.lua" "$R/$1" "$2" "$3"; done
+"$TB" script "$TILEBENCH_HOME/tests/fixtures/synthetic_run.lua" "$R/slow" 33 1.05   # run 3's wobble, 5 % slower
 out=$("$TB" compare "$R/r1" "$R/r3" --gpu NONE 2>&1)
 check "no noise file: the conservative default is said" grep -q "none recorded for NONE: 1.0 % per run (conservative default" <<<"$out"
 check "no noise file: A/A quiet" grep -qE '^cuda +0 +0 +40 +0 ' <<<"$out"
