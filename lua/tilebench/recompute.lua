@@ -31,6 +31,7 @@ end
 local function clear_derived(r)
   for k in pairs(metrics.builtin) do r[k] = nil end
   r.t_baseline, r.t_lib, r.flops, r.bytes, r.essential_bytes, r.metrics_error = nil, nil, nil, nil, nil, nil
+  r.essential_flops = nil
   if r.extra then
     for name in pairs(metrics.COLUMNS) do r.extra[name] = nil end
   end
