@@ -246,6 +246,23 @@ static void test_interleave_order(void) {
   measure_result_free(&r[0]);
   measure_result_free(&r[1]);
 
+  /* the default protocol: each plan as a graph, samples in graph groups (one launch per group,
+   * split by the eviction markers), the works still alternating and timed exactly */
+  envs[0] = setup();
+  envs[1] = envs[0];
+  envs[1].work.self = fn_b;
+  measure_opts g = o;
+  g.graph = 1;
+  CHECK(measure_run_group(envs, 2, &g, r, &failed) == GPU_OK && r[0].code == NULL && r[1].code == NULL, "grouped");
+  CHECK(r[0].graph && r[0].graph_group > 1 && r[1].graph_group > 1, "graph groups %zu %zu", r[0].graph_group,
+        r[1].graph_group);
+  CHECK(fabs(r[0].summary.median - 0.1) < 1e-9 && fabs(r[1].summary.median - 0.2) < 1e-9, "a %g b %g",
+        r[0].summary.median, r[1].summary.median);
+  CHECK(r[0].rounds >= 3 && r[1].rounds >= 3 && r[0].dropped_incomplete == 0, "rounds %zu %zu", r[0].rounds,
+        r[1].rounds);
+  measure_result_free(&r[0]);
+  measure_result_free(&r[1]);
+
   /* a failure in the second work names it */
   envs[0] = setup();
   envs[1] = envs[0];
