@@ -283,8 +283,8 @@ static gpu_status warm_up(measure *m) {
 }
 
 /* One batch of samples and the stopping decision after it. round_s > 0 (interleaved): the batch
- * covers about that much GPU time, so the works of a group alternate faster than the device's
- * power control moves. The cold reading takes one sample a batch, after a cool-down. */
+ * covers about that much GPU time, so the works of a group alternate at that grain and each sees
+ * the power state the others leave. The cold reading takes one sample a batch, after a cool-down. */
 static gpu_status step(measure *m, const tb_stop_rule *rule, double t_start, double round_s) {
   size_t n = batch_size(m, rule, m->est_busy, m->est_wall, t_start);
   if (round_s > 0 && m->est_busy > 0) {
