@@ -46,8 +46,10 @@ cmp -s "$s" "$tmp/summary.first" || fail "resumed summary differs: $(diff "$s" "
 [ $? -eq 2 ] || fail "a second run into a used directory: want 2"
 
 # regress: ok (speedup 1.25), slower ok, refused; at most 3 iterations: best is 1, not frozen
-TB_SCRIPT="$fx/regress" TB_CALLS="$tmp/calls2" "$TILEBENCH" refine --operator vector_add --backend cuda --dtype fp32 \
-  --iterations 3 --generator "$fx/generator.sh" --run-dir "$tmp/regress" > "$tmp/out3.txt" 2>&1 || fail "regress: $(cat "$tmp/out3.txt")"
+# (a relative generator and run directory: both from the directory refine starts in)
+cp "$fx/generator.sh" "$tmp/gen.sh"
+( cd "$tmp" && TB_SCRIPT="$fx/regress" TB_CALLS="$tmp/calls2" "$TILEBENCH" refine --operator vector_add --backend cuda \
+  --dtype fp32 --iterations 3 --generator ./gen.sh --run-dir regress > "$tmp/out3.txt" 2>&1 ) || fail "regress: $(cat "$tmp/out3.txt")"
 s="$tmp/regress/summary.json"
 [ "$(field "$s" '(v["dtypes"][0]["best_iteration"], v["dtypes"][0].get("frozen_at"), v["verify_clean"], v["tokens"], v["dtypes"][0]["gated_speedup"])')" = "(1, None, 2, 600, 1.25)" ] \
   || fail "regress summary: $(cat "$s")"

@@ -34,8 +34,8 @@ M.summary = "drive a model through iterations of write, eval, feedback (generate
 M.usage = "usage: tilebench refine --operator NAME --backend cuda|triton --generator CMD [--iterations N]\n"
   .. "                        [--stop-rho R] [--dtype D,..] [--run-dir DIR]\n"
   .. "       tilebench refine --resume DIR\n\n"
-  .. "CMD runs through sh with the prompt on stdin and TILEBENCH_ITERATION, TILEBENCH_OPERATOR,\n"
-  .. "TILEBENCH_BACKEND, TILEBENCH_DTYPE and TILEBENCH_RUN_DIR set; it writes the file (the last fenced\n"
+  .. "CMD runs through sh, in the current directory, with the prompt on stdin and TILEBENCH_ITERATION,\n"
+  .. "TILEBENCH_OPERATOR, TILEBENCH_BACKEND, TILEBENCH_DTYPE, TILEBENCH_RUN_DIR and TILEBENCH_ITERATION_DIR set; it writes the file (the last fenced\n"
   .. "block of its output, or all of it) and a JSON line {\"tokens\": N} or {\"tokens\": {\"input\": a,\n"
   .. "\"output\": b}}. Exit status 0 once every dtype's loop ended, whatever the verdicts (summary.json).\n\n"
   .. "options:\n" .. options.help(M.spec) .. "\n"
@@ -97,10 +97,12 @@ end
 -- verdict (nil when the generator gave no file).
 local function iterate(s, op, spec, dtype, i, idir, prompt)
   util.write_atomic(idir .. "/prompt.md", prompt)
-  local env = string.format("TILEBENCH_ITERATION=%d TILEBENCH_OPERATOR=%s TILEBENCH_BACKEND=%s TILEBENCH_DTYPE=%s TILEBENCH_RUN_DIR=%s",
-    i, quote(op.name), quote(s.backend), quote(dtype), quote(s.dir))
-  local rc = shell(string.format("cd %s && %s sh -c %s < prompt.md > response.txt 2> generator.err", quote(idir), env,
-    quote(s.generator)))
+  -- in the directory refine was started from, so a relative CMD (./my_model.py) means what it says
+  local env = string.format("TILEBENCH_ITERATION=%d TILEBENCH_OPERATOR=%s TILEBENCH_BACKEND=%s TILEBENCH_DTYPE=%s "
+    .. "TILEBENCH_RUN_DIR=%s TILEBENCH_ITERATION_DIR=%s", i, quote(op.name), quote(s.backend), quote(dtype),
+    quote(s.dir), quote(idir))
+  local rc = shell(string.format("%s sh -c %s < %s > %s 2> %s", env, quote(s.generator), quote(idir .. "/prompt.md"),
+    quote(idir .. "/response.txt"), quote(idir .. "/generator.err")))
   local code, tokens = refine.parse_response(read(idir .. "/response.txt") or "")
   if rc ~= 0 then
     local why = last_line(read(idir .. "/generator.err"))
@@ -126,6 +128,7 @@ function M.run(args)
   local opts, pos = options.parse(args, M.spec, "refine")
   if #pos > 0 then options.usage_error("refine: unexpected argument '%s'", pos[1]) end
   local s, resumed = settings_of(opts)
+  if s.dir:sub(1, 1) ~= "/" then s.dir = require("lfs").currentdir() .. "/" .. s.dir end
   local okl, op = pcall(require("tilebench.operator").load, s.operator)
   if not okl then options.usage_error("refine: %s", tostring(op)) end
   local candidate = require("tilebench.candidate")
