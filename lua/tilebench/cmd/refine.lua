@@ -35,9 +35,9 @@ M.usage = "usage: tilebench refine --operator NAME --backend cuda|triton --gener
   .. "                        [--stop-rho R] [--dtype D,..] [--run-dir DIR]\n"
   .. "       tilebench refine --resume DIR\n\n"
   .. "CMD runs through sh, in the current directory, with the prompt on stdin and TILEBENCH_ITERATION,\n"
-  .. "TILEBENCH_OPERATOR, TILEBENCH_BACKEND, TILEBENCH_DTYPE, TILEBENCH_RUN_DIR and TILEBENCH_ITERATION_DIR set; it writes the file (the last fenced\n"
-  .. "block of its output, or all of it) and a JSON line {\"tokens\": N} or {\"tokens\": {\"input\": a,\n"
-  .. "\"output\": b}}. Exit status 0 once every dtype's loop ended, whatever the verdicts (summary.json).\n\n"
+  .. "TILEBENCH_OPERATOR, TILEBENCH_BACKEND, TILEBENCH_DTYPE, TILEBENCH_RUN_DIR and TILEBENCH_ITERATION_DIR\n"
+  .. "set; it writes the file (the last fenced block of its output, or all of it) and a JSON line\n"
+  .. "{\"tokens\": N} or {\"tokens\": {\"input\": a, \"output\": b}}.\nExit status 0 once every dtype's loop ended, whatever the verdicts (summary.json).\n\n"
   .. "options:\n" .. options.help(M.spec) .. "\n"
 
 local function quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
