@@ -49,3 +49,68 @@ describe("operator folders", function()
     end
   end)
 end)
+
+-- The operators' configs against OPERATORS.md (its expressions, extracted into
+-- tests/fixtures/expressions.txt with each operator's first-case variables): the same flops and
+-- bytes formulas, the same grid axes, the same case_defaults. The operators listed here all
+-- follow the sheet exactly; a new operator joins the list when it lands.
+describe("operator configs follow OPERATORS.md", function()
+  local expr = require("tilebench.expr")
+  local yaml = require("tb.yaml")
+  local CHECKED = { "vector_add", "mul2", "relu", "leaky_relu", "sigmoid", "dropout", "swiglu", "softmax", "layernorm",
+                    "rmsnorm", "l2_norm", "cross_entropy", "kl_divergence", "mean_reduction", "argmax",
+                    "histogramming", "moe_topk_gating", "batch_normalization", "matmul_fp32_fp16_fp8",
+                    "batched_matmul" }
+  local sheet = {}
+  local f = assert(io.open(TILEBENCH_HOME .. "/tests/fixtures/expressions.txt", "rb"))
+  for line in f:lines() do
+    local op, kind, src, vars = line:match("^([^\t#][^\t]*)\t([^\t]+)\t([^\t]+)\t?(.*)$")
+    if op then
+      local e = sheet[op] or { grids = {} }
+      sheet[op] = e
+      if kind == "grid" then
+        e.grids[#e.grids + 1] = src
+        e.defaults = {}
+        for k, v in vars:gmatch("([%w_]+)=(%S+)") do e.defaults[k] = yaml.load(v) end
+      else
+        e[kind] = src
+      end
+    end
+  end
+  f:close()
+
+  local function axis_values(v)
+    if type(v) == "table" and v.expr then return expr.eval(v.expr, {}) end
+    return v
+  end
+
+  for _, name in ipairs(CHECKED) do
+    local dir = io.open(TILEBENCH_HOME .. "/operators/" .. name .. "/config.yaml")
+    if dir then
+      dir:close()
+      it(name, function()
+        local want = assert(sheet[name], name .. " is not in the fixture")
+        local cfg = opmod.load(name).config
+        assert.are.equal(want.flops, cfg.metrics.flops_expr)
+        assert.are.equal(want.bytes, cfg.metrics.bytes_expr)
+        local axes = {}
+        for _, v in pairs(cfg.case_grid) do axes[#axes + 1] = axis_values(v) end
+        assert.are.equal(#want.grids, #axes)
+        for _, g in ipairs(want.grids) do
+          local values, found = expr.eval(g, {}), false
+          for _, a in ipairs(axes) do
+            if #a == #values then
+              local same = true
+              for i = 1, #a do same = same and a[i] == values[i] end
+              found = found or same
+            end
+          end
+          assert.is_true(found, name .. ": no grid axis takes " .. g)
+        end
+        for k, v in pairs(want.defaults or {}) do
+          assert.are.equal(v, (cfg.case_defaults or {})[k], name .. ": case_defaults." .. k)
+        end
+      end)
+    end
+  end
+end)
