@@ -27,6 +27,8 @@ def make_input(t, params):
     shape = tuple(t["shape"])
     if dt == torch.int8:
         return torch.randint(-32, 33, shape, dtype=dt, device="cuda")
+    if not dt.is_floating_point:  # indices and counts (targets, bins): small non-negative values
+        return torch.randint(0, 2, shape, dtype=dt, device="cuda")
     if dt == torch.float8_e4m3fn:
         k = params.get("K", 1)
         return (torch.randn(shape, device="cuda") * k ** -0.5).to(dt)
