@@ -80,7 +80,8 @@ for s in "$@"; do
       # bench/compare/aa.sh (issue 19): three default runs of the 12 operators, a planted 5 %
       # slowdown, then the analysis (run-to-run noise from runs 1-2, A/A on runs 1-3, the planted
       # run against run 1). One stage per device call; AA_DIR outlives the calls (the machine's
-      # /tmp stays while it is held). compare-aa copies the noise to peaks/noise/H200.json and
+      # /tmp stays while it is held; AA_OPS picks fewer operators, e.g. the issue's softmax,
+      # layernorm,argmax,rmsnorm). compare-aa copies the noise to peaks/noise/H200.json and
       # the summary to bench/results/compare_aa_H200.txt (to commit) and into the logs.
       aa=${AA_DIR:-/tmp/tilebench-aa}
       case $s in

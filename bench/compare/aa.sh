@@ -14,7 +14,7 @@
 #                                           planted check (SLOW on every case), both with that
 #                                           noise; DIR/summary.txt; exit 1 when either fails
 # DIR must outlive the device tool's calls (its OUTDIR does not): /tmp/tilebench-aa by default in
-# scripts/gpu-session.sh. OPS: the operators (default: the first 12), GPU: the label (H200).
+# scripts/gpu-session.sh. AA_OPS: the operators (default: the first 12; not gpu-session's OPS), GPU: the label (H200).
 # The A/A check uses runs 1 and 3, not the pair the noise came from.
 set -u
 DIR=${1:?usage: aa.sh DIR run N | overlay [OV] | planted | analyse}
@@ -23,7 +23,7 @@ cd "$(dirname "$0")/../.."
 ROOT=$PWD
 TB=${TB:-$ROOT/build/tilebench}
 GPU=${GPU:-H200}
-OPS=${OPS:-vector_add,mul2,relu,sigmoid,swiglu,softmax,layernorm,rmsnorm,argmax,mean_reduction,matmul_fp32_fp16_fp8,batched_matmul}
+OPS=${AA_OPS:-vector_add,mul2,relu,sigmoid,swiglu,softmax,layernorm,rmsnorm,argmax,mean_reduction,matmul_fp32_fp16_fp8,batched_matmul}
 mkdir -p "$DIR"
 run_dir() { ls -d "$DIR/$1/$GPU/runs/"*/ 2>/dev/null | head -1 | sed 's:/$::'; }
 

@@ -9,7 +9,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail=0
 check() { local what=$1; shift; if "$@"; then echo "ok   $what"; else echo "FAIL $what"; fail=1; fi; }
-OPS=vector_add TB=$TILEBENCH bash "$TILEBENCH_HOME/bench/compare/aa.sh" "$work" overlay "$work/ov" >"$work/ov.out" 2>&1
+AA_OPS=vector_add TB=$TILEBENCH bash "$TILEBENCH_HOME/bench/compare/aa.sh" "$work" overlay "$work/ov" >"$work/ov.out" 2>&1
 check "the overlay is written" test -f "$work/ov/vector_add/operator.lua" -a -L "$work/ov/vector_add/vector_add.cu"
 mkdir -p "$work/ref/raw"
 echo '{"operator": "vector_add", "rows": [{"mode": "default", "dtype": "fp32", "case_id": "n=1048576", "impl": "cuda", "ms": 0.5}]}' \
