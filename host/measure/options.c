@@ -66,11 +66,11 @@ const measure_opt_desc measure_options[] = {
    "their group (0: probe around every sample)"},
   {"sync_timeout", MEASURE_OPT_NUMBER, OFF(sync_timeout), NULL, 0.001, 86400, "60",
    "seconds to wait for one batch of runs before raising 'timeout'"},
-  {"conditions", MEASURE_OPT_CHOICE, OFF(conditions), "interleave cooldown sequential", 0, 0, "interleave",
+  {"conditions", MEASURE_OPT_CHOICE, OFF(conditions), "interleave cooldown sequential", 0, 0, "sequential",
    "how a case's implementations get equal conditions: measured in rounds, one batch of each in turn, "
    "so they share the power state (interleave; timeout bounds the round-robin), each after a cool-down "
    "until the power source reads idle (cooldown, at most cooldown_max), or one after the other as they come "
-   "(sequential)"},
+   "(sequential; the default until the H200 measurements of docs/MEASUREMENT.md choose)"},
   {"reading", MEASURE_OPT_CHOICE, OFF(reading), "sustained cold", 0, 0, "sustained",
    "sustained: samples back to back, what a training loop sees; cold: each sample after a cool-down "
    "(one sample per batch, no graph groups, nothing dropped for its clock), like ncu's replay"},

@@ -216,6 +216,7 @@ static void test_interleave_order(void) {
   envs[1] = envs[0];
   envs[1].work.self = fn_b;
   measure_opts o = quick();
+  o.conditions = 0; /* interleave (the runner's choice for a group; not the default) */
   o.min_time = 0.1; /* 100 and 200 us samples: several rounds of MEASURE_ROUND_S (20 ms) */
   o.min_samples = 10;
   o.max_noise = 1; /* converged once min_time is covered */

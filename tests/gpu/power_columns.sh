@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # GPU: the power and clock state of a measurement (issue 19). `tilebench devices` shows NVML's
 # reading of device 0. One small case (matmul fp16, first
-# case, lib and cuda) under the default protocol (conditions = interleave): the CSV has the new
+# case, lib and cuda) under the default protocol with --conditions interleave: the CSV has the new
 # columns sm_clock_mhz_<impl> and cap_fraction_<impl> after the standard ones (which keep their
 # order), the clock is a plausible SM clock under the device's max, the capped share is in [0, 1]
 # where NVML could be read, and where it could not the raw row says why. The raw stats say the two
@@ -17,7 +17,8 @@ export TILEBENCH_RESULTS_DIR="$work"
 # `tilebench devices` reads NVML for each device (tb.timer.power)
 "$TB" devices | tee "$work/devices.txt"
 grep -q '^\[0\] power (nvml): ' "$work/devices.txt" || { echo "FAIL devices: no NVML reading for device 0"; exit 1; }
-"$TB" run --operator matmul_fp32_fp16_fp8 --cases first --dtype fp16 --impl lib,cuda --gpu power --quiet >"$work/out.txt" 2>&1
+"$TB" run --operator matmul_fp32_fp16_fp8 --cases first --dtype fp16 --impl lib,cuda --gpu power --quiet \
+  --conditions interleave >"$work/out.txt" 2>&1
 rc=$?
 cat "$work/out.txt"
 [ "$rc" -eq 0 ] || { echo "FAIL run exited $rc"; exit 1; }
