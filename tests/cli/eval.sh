@@ -25,6 +25,18 @@ grep -q '^def softmax_kernel(x, out, rows, cols, BLOCK: tl.constexpr):' "$tmp/t.
 "$TILEBENCH" task --operator vector_add > /dev/null 2>&1; [ $? -eq 2 ] || fail "task without --backend: want 2"
 "$TILEBENCH" task --operator nope --backend cuda > /dev/null 2>&1; [ $? -eq 2 ] || fail "task unknown operator: want 2"
 
+# every operator's document, for each backend it has a source for: launches of its own, each
+# with a declaration found in the source
+for op in $("$TILEBENCH" list 2>/dev/null | awk 'NR > 1 {print $1}'); do
+  for be in cuda triton; do
+    "$TILEBENCH" task --operator "$op" --backend "$be" > "$tmp/all.md" 2> "$tmp/all.err"; rc=$?
+    if [ $rc -eq 2 ] && grep -q "implementation" "$tmp/all.err"; then continue; fi # no such backend
+    [ $rc -eq 0 ] || fail "task $op $be: $(cat "$tmp/all.err")"
+    grep -q '^- \*\*yours\*\*' "$tmp/all.md" || fail "task $op $be: no launch of the candidate's"
+    grep -q 'no declaration of' "$tmp/all.md" && fail "task $op $be: a declaration not found"
+  done
+done
+
 # eval: usage
 "$TILEBENCH" eval --impl "$fx/honest.cu" > /dev/null 2>&1; [ $? -eq 2 ] || fail "eval without --operator"
 "$TILEBENCH" eval --operator vector_add --impl "$tmp/none.cu" > /dev/null 2>&1; [ $? -eq 2 ] || fail "eval missing file"
