@@ -123,6 +123,16 @@ function cpu.dropout(c, h)
   return out
 end
 
+-- z = x * gate + bias with both ops rounded to fp32 (PyTorch eager), then silu(z).
+function cpu.fused_activation(c, h)
+  local out = {}
+  for i = 1, #h.x do
+    local z = round_to("fp32", round_to("fp32", h.x[i] * h.gate[i]) + h.bias[i])
+    out[i] = round_to("fp32", z / (1 + math.exp(-z)))
+  end
+  return out
+end
+
 function cpu.sigmoid(c, h)
   local out = {}
   for i = 1, #h.x do out[i] = round_to(c.dtype, 1 / (1 + math.exp(-h.x[i]))) end
@@ -353,6 +363,7 @@ local CASES = {
   leaky_relu = { dtypes = { "fp16", "bf16", "fp32" }, params = POINTWISE_N },
   dropout = { dtypes = { "fp16", "bf16", "fp32" },
               params = { { n = 1, p = 0.5 }, { n = 1000003, p = 0.5 }, { n = 70001, p = 0.5 } } },
+  fused_activation = { dtypes = { "fp32" }, params = POINTWISE_N },
   swiglu = { dtypes = { "fp16", "bf16", "fp32" }, params = { { M = 3, N = 1001 }, { M = 64, N = 1024 }, { M = 1, N = 7 } } },
   softmax = { dtypes = { "fp16", "fp32" },
               params = { { n_rows = 5, n_cols = 1000 }, { n_rows = 33, n_cols = 2049 }, { n_rows = 4, n_cols = 10240 },
@@ -398,7 +409,7 @@ local CASES = {
 }
 local ORDER = { "vector_add", "mul2", "relu", "sigmoid", "swiglu", "softmax", "layernorm", "rmsnorm",
                 "mean_reduction", "argmax",
-                "leaky_relu", "dropout" }
+                "leaky_relu", "dropout", "fused_activation" }
 
 local function case_id(params)
   local keys = {}

@@ -20,6 +20,39 @@ describe("oplib.pointwise_grid", function()
   end)
 end)
 
+describe("oplib.pointwise", function()
+  local calls = {}
+  local c = setmetatable({
+    ctype = function() return "float" end,
+    plan = function(steps) return steps end,
+    kernel = function(_, file, name, defines) calls[#calls + 1] = { file, name, defines } return name end,
+    triton = function(_, spec) return spec end,
+    i64 = function(v) return { i64 = v } end,
+    f32 = function(v) return { f32 = v } end,
+  }, { __index = ctx })
+  it("hands args the case, and sizes the grid by the operator's own vector where it has one", function()
+    local t = { name = "pw", count = function(case) return case.params.n end,
+                args = function(ins, outs, n, _, case) return { ins.x, outs.out, n, case.params.s } end }
+    local reference, cuda = oplib.pointwise(t)
+    local case = { dtype = "fp32", params = { n = 8192, s = 3 } }
+    assert.same({ "X", "Y", 8192, 3 }, reference(case, { x = "X" }, { out = "Y" }, c)[1].args)
+    local p = cuda.plan(case, { x = "X" }, { out = "Y" }, cuda.default, c)
+    assert.same({ "pw.cu", "pw_cuda" }, { calls[2][1], calls[2][2] })
+    assert.equal(2, p[1].grid[1])      -- 256 threads x 4 vectors x 4 floats a block
+    t.vec = function() return 8 end    -- e.g. fp32 in, fp16 out: 8 elements a vector
+    p = cuda.plan(case, { x = "X" }, { out = "Y" }, cuda.default, c)
+    assert.equal(1, p[1].grid[1])
+  end)
+  it("gives the triton kernel the operator's scalars beside n", function()
+    local impl = oplib.triton_pointwise { name = "pw", count = function(case) return case.params.n end,
+      tensors = function(ins, outs) return { x = ins.x, out = outs.out } end,
+      scalars = function(case, cx) return { scale = cx.f32(case.params.s) } end }
+    local p = impl.plan({ dtype = "fp32", params = { n = 5000, s = 2 } }, { x = "X" }, { out = "Y" }, impl.default, c)
+    assert.same({ x = "X", out = "Y", n = { i64 = 5000 }, scale = { f32 = 2 } }, p[1].args)
+    assert.equal(2, p[1].grid[1])
+  end)
+end)
+
 describe("oplib.row_layout", function()
   it("picks a warp per short row and a block per long row", function()
     local tpr, block, nv = oplib.row_layout(512, "fp32", oplib.ROW_DEFAULT)
