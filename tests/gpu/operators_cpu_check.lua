@@ -133,6 +133,26 @@ function cpu.fused_activation(c, h)
   return out
 end
 
+function cpu.quantize_global(c, h)
+  local out = {}
+  for i = 1, #h.x do out[i] = round_to("fp16", h.x[i]) end
+  return out
+end
+
+-- (state_x[r] * x) rounded to fp32, * fp32(1 / 127) rounded to fp32, then to fp16.
+local INV127 = round_to("fp32", 1 / 127)
+function cpu.dequantize_rowwise(c, h)
+  local rows, cols, out = c.params.rows, c.params.cols, {}
+  for r = 0, rows - 1 do
+    local s = h.state_x[r + 1]
+    for j = 1, cols do
+      local i = r * cols + j
+      out[i] = round_to("fp16", round_to("fp32", round_to("fp32", s * h.x[i]) * INV127))
+    end
+  end
+  return out
+end
+
 function cpu.sigmoid(c, h)
   local out = {}
   for i = 1, #h.x do out[i] = round_to(c.dtype, 1 / (1 + math.exp(-h.x[i]))) end
@@ -354,16 +374,23 @@ function cpu.argmax(c, h)
 end
 
 -- ---- small cases: odd sizes for tails, rows shorter and longer than one warp covers ---------
+-- exact = true: the CPU implementation emulates every rounding of the reference, which must then
+-- agree bit for bit (atol = rtol = 0), not merely within the output dtype's tolerance.
 local POINTWISE_N = { { n = 1 }, { n = 1000003 }, { n = 70001 } }
 local CASES = {
   vector_add = { dtypes = { "fp16", "bf16", "fp32", "int8" }, params = POINTWISE_N },
   mul2 = { dtypes = { "fp16", "bf16", "fp32", "int8" }, params = POINTWISE_N },
   relu = { dtypes = { "fp16", "bf16", "fp32", "int8" }, params = POINTWISE_N },
   sigmoid = { dtypes = { "fp16", "bf16", "fp32" }, params = POINTWISE_N },
-  leaky_relu = { dtypes = { "fp16", "bf16", "fp32" }, params = POINTWISE_N },
-  dropout = { dtypes = { "fp16", "bf16", "fp32" },
+  leaky_relu = { dtypes = { "fp16", "bf16", "fp32" }, params = POINTWISE_N, exact = true },
+  dropout = { dtypes = { "fp16", "bf16", "fp32" }, exact = true,
               params = { { n = 1, p = 0.5 }, { n = 1000003, p = 0.5 }, { n = 70001, p = 0.5 } } },
   fused_activation = { dtypes = { "fp32" }, params = POINTWISE_N },
+  quantize_global = { dtypes = { "fp32" }, params = POINTWISE_N, exact = true },
+  -- cols a multiple of 16 (the vector path) and not (every element scalar), a single row
+  dequantize_rowwise = { dtypes = { "int8" }, exact = true,
+                         params = { { rows = 37, cols = 1008 }, { rows = 5, cols = 1001 }, { rows = 1, cols = 7 },
+                                    { rows = 300, cols = 4096 }, { rows = 3, cols = 40 } } },
   swiglu = { dtypes = { "fp16", "bf16", "fp32" }, params = { { M = 3, N = 1001 }, { M = 64, N = 1024 }, { M = 1, N = 7 } } },
   softmax = { dtypes = { "fp16", "fp32" },
               params = { { n_rows = 5, n_cols = 1000 }, { n_rows = 33, n_cols = 2049 }, { n_rows = 4, n_cols = 10240 },
@@ -409,7 +436,7 @@ local CASES = {
 }
 local ORDER = { "vector_add", "mul2", "relu", "sigmoid", "swiglu", "softmax", "layernorm", "rmsnorm",
                 "mean_reduction", "argmax",
-                "leaky_relu", "dropout", "fused_activation" }
+                "leaky_relu", "dropout", "fused_activation", "quantize_global", "dequantize_rowwise" }
 
 local function case_id(params)
   local keys = {}
@@ -580,6 +607,7 @@ local function check_case(op, name, dtype, params)
   local want = cpu[name](c, host_all(ins))
   for oname, ref in pairs(refs) do
     local atol, rtol = config.tolerance(nil, ref.dtype)
+    if (CASES[name] or {}).exact then atol, rtol = 0, 0 end -- the CPU emulates every rounding: bit for bit
     -- an operator with several outputs returns its expected values by output name
     compare_cpu(where .. " reference '" .. oname .. "' vs CPU", ref:to_host(1 << 24), want[oname] or want, atol, rtol)
   end
