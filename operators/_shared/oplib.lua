@@ -43,7 +43,8 @@ end
 -- t = { name = "mul2", count = function(case) -> n,
 --       args = function(ins, outs, n, ctx, case) -> the kernel arguments (the same for both kernels),
 --       vec = function(case) -> elements per vector of the cuda kernel (optional: 16 bytes of the
---             dtype; a tb_pointwise_ops kernel's tb_Op::N otherwise) }
+--             dtype; a tb_pointwise_ops kernel's tb_Op::N otherwise),
+--       default = the cuda default configuration (optional: POINTWISE_DEFAULT) }
 -- Returns reference(case, ins, outs, ctx) (one thread per element) and the `cuda` implementation.
 function M.pointwise(t)
   local function reference(case, ins, outs, ctx)
@@ -54,7 +55,7 @@ function M.pointwise(t)
   local impl = {
     source = t.name .. ".cu",
     description = "16-byte vector loads/stores, UNROLL vectors per thread in flight, grid-stride chunks",
-    default = copy(M.POINTWISE_DEFAULT),
+    default = copy(t.default or M.POINTWISE_DEFAULT),
     space = copy(M.POINTWISE_SPACE),
     plan = function(case, ins, outs, cfg, ctx)
       local n = t.count(case)

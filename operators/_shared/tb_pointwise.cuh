@@ -88,6 +88,18 @@ template <typename tb_T> TB_DEVICE tb_vec<tb_T> tb_ldg_vec(const tb_T *p) {
   return r;
 }
 
+// A 16-byte vector stored by one st.global.v4 (STG.E.128) whatever the compiler makes of the
+// struct (inline PTX; the address must be 16-byte aligned). rope's second store per vector,
+// through tb_store_vec or a plain uint4 store, came out as four 32-bit stores: NVVM split the
+// copy and could not prove the second half's address aligned to put it back together. (__stwb
+// keeps it whole too, but as STG.E.128.STRONG.SM.)
+template <typename tb_T> TB_DEVICE void tb_stg_vec(tb_T *p, const tb_vec<tb_T> &r) {
+  uint4 w;
+  memcpy(&w, &r, sizeof w);
+  asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(w.x), "r"(w.y), "r"(w.z), "r"(w.w)
+               : "memory");
+}
+
 // For operators a single dtype's 16-byte vector does not describe: fp32 in and fp16 out, int8 in
 // with a per-row fp32 scale, three inputs, rope's element pairs. The operator (tb_Op) says what
 // its vector is:

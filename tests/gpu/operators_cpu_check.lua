@@ -153,6 +153,39 @@ function cpu.dequantize_rowwise(c, h)
   return out
 end
 
+-- X * S[i // T, j // T], the product rounded once to the dtype.
+function cpu.weight_dequant(c, h)
+  local m, t = c.params.M, c.params.TILE_SIZE
+  local n = c.params.N or m
+  local sn = (n + t - 1) // t
+  local out = {}
+  for i = 0, m - 1 do
+    for j = 0, n - 1 do
+      local e = i * n + j + 1
+      out[e] = round_to(c.dtype, round_to("fp32", h.X[e] * h.S[(i // t) * sn + j // t + 1]))
+    end
+  end
+  return out
+end
+
+-- rope: per pair (j, j + D/2) of row (b, s, h), each product and the sum rounded to the dtype.
+function cpu.rope(c, h)
+  local p = c.params
+  local rows, d, half = p.batch_size * p.seq_len * p.n_heads, p.head_dim, p.head_dim // 2
+  local function r(v) return round_to(c.dtype, round_to("fp32", v)) end
+  local out = {}
+  for row = 0, rows - 1 do
+    local s = (row // p.n_heads) % p.seq_len
+    for j = 0, half - 1 do
+      local a, b = h.q[row * d + j + 1], h.q[row * d + j + half + 1]
+      local cc, t = h.cos[s * half + j + 1], h.sin[s * half + j + 1]
+      out[row * d + j + 1] = r(r(a * cc) - r(b * t))
+      out[row * d + j + half + 1] = r(r(b * cc) + r(a * t))
+    end
+  end
+  return out
+end
+
 function cpu.sigmoid(c, h)
   local out = {}
   for i = 1, #h.x do out[i] = round_to(c.dtype, 1 / (1 + math.exp(-h.x[i]))) end
@@ -388,6 +421,18 @@ local CASES = {
   fused_activation = { dtypes = { "fp32" }, params = POINTWISE_N },
   quantize_global = { dtypes = { "fp32" }, params = POINTWISE_N, exact = true },
   -- cols a multiple of 16 (the vector path) and not (every element scalar), a single row
+  -- vector path (N and T multiples of the vector) or not, partial tiles at the edges, one tile
+  weight_dequant = { dtypes = { "fp16", "bf16", "fp32" }, exact = true,
+                     params = { { M = 37, N = 40, TILE_SIZE = 8 }, { M = 100, N = 100, TILE_SIZE = 16 },
+                                { M = 130, TILE_SIZE = 128 }, { M = 1024, TILE_SIZE = 128 },
+                                { M = 5, N = 7, TILE_SIZE = 3 }, { M = 300, N = 256, TILE_SIZE = 64 } } },
+  -- head_dim 128 (the grid's), 16 and 8 (vector path for fp32, and for fp16 at 16), 6 (scalar)
+  rope = { dtypes = { "fp16", "fp32" }, exact = true,
+           params = { { batch_size = 2, seq_len = 37, n_heads = 3, head_dim = 128 },
+                      { batch_size = 1, seq_len = 300, n_heads = 32, head_dim = 128 },
+                      { batch_size = 3, seq_len = 5, n_heads = 7, head_dim = 16 },
+                      { batch_size = 1, seq_len = 9, n_heads = 5, head_dim = 8 },
+                      { batch_size = 2, seq_len = 11, n_heads = 3, head_dim = 6 } } },
   dequantize_rowwise = { dtypes = { "int8" }, exact = true,
                          params = { { rows = 37, cols = 1008 }, { rows = 5, cols = 1001 }, { rows = 1, cols = 7 },
                                     { rows = 300, cols = 4096 }, { rows = 3, cols = 40 } } },
@@ -436,7 +481,8 @@ local CASES = {
 }
 local ORDER = { "vector_add", "mul2", "relu", "sigmoid", "swiglu", "softmax", "layernorm", "rmsnorm",
                 "mean_reduction", "argmax",
-                "leaky_relu", "dropout", "fused_activation", "quantize_global", "dequantize_rowwise" }
+                "leaky_relu", "dropout", "fused_activation", "quantize_global", "dequantize_rowwise",
+                "weight_dequant", "rope" }
 
 local function case_id(params)
   local keys = {}

@@ -56,3 +56,40 @@ describe("dropout", function()
     assert.matches("p = 0.3: the keep%-mask is drawn as randint%(0, 2%)", err)
   end)
 end)
+
+describe("rope", function()
+  local op = opmod.load("rope")
+  local case = { dtype = "fp16", params = { batch_size = 2, seq_len = 5, n_heads = 3, head_dim = 8 } }
+  it("draws cos and sin as (seq, head_dim / 2) and counts element pairs", function()
+    local ctx = fake_ctx()
+    local ins = op.module.inputs(case, ctx)
+    assert.same({ 5, 4 }, ctx.calls.cos.shape)
+    assert.same({ 2, 5, 3, 8 }, ctx.calls.q.shape)
+    local outs = op.module.outputs(case, ins, ctx)
+    local impl = op.module.implementations.cuda
+    local p = impl.plan(case, ins, outs, impl.default, ctx)
+    assert.same({ { i64 = 2 * 5 * 3 * 4 }, { i64 = 5 }, { i64 = 3 }, { i64 = 8 } },
+      { p[1].args[5], p[1].args[6], p[1].args[7], p[1].args[8] })
+    assert.equal(2, impl.default.UNROLL) -- four loads a vector: 8 in flight
+  end)
+  it("refuses an odd head_dim, saying why", function()
+    local odd = { dtype = "fp32", params = { batch_size = 1, seq_len = 2, n_heads = 1, head_dim = 7 } }
+    local ok, err = pcall(op.module.inputs, odd, fake_ctx())
+    assert.is_false(ok)
+    assert.matches("head_dim = 7: the half%-split rotation needs an even head_dim", err)
+  end)
+end)
+
+describe("weight_dequant", function()
+  local op = opmod.load("weight_dequant")
+  it("draws S with ceil(M / T) rows and columns and passes its row stride", function()
+    local ctx = fake_ctx()
+    local case = { dtype = "bf16", params = { M = 300, TILE_SIZE = 128 } }
+    local ins = op.module.inputs(case, ctx)
+    assert.same({ 3, 3 }, ctx.calls.S.shape)
+    local outs = op.module.outputs(case, ins, ctx)
+    local r = op.module.reference(case, ins, outs, ctx)
+    assert.same({ { i64 = 90000 }, { i64 = 300 }, { i64 = 128 }, { i64 = 3 } },
+      { r[1].args[4], r[1].args[5], r[1].args[6], r[1].args[7] })
+  end)
+end)
