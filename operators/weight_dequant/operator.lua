@@ -39,27 +39,40 @@ op.reference = reference
 -- (TPB, T) so the TPB scales load once and broadcast; T is a constexpr (one compile per tile
 -- size: the grid has one), rounded up to a power of two with the excess masked.
 local function tile_p2(case) local _, _, t = shape(case) return oplib.next_pow2(t) end
+-- TPB = 0: up to 8 tiles a program, no more than a row has; WARPS = 0: 8 elements a thread
+-- (16 bytes of fp16), 1 to 8 warps.
+local function tpb_of(case, cfg)
+  if cfg.TPB > 0 then return cfg.TPB end
+  local _, _, _, _, sn = shape(case)
+  return math.min(8, oplib.next_pow2(sn))
+end
+local function warps_of(case, cfg)
+  if cfg.WARPS > 0 then return cfg.WARPS end
+  return math.max(1, math.min(8, tpb_of(case, cfg) * tile_p2(case) // 256))
+end
 op.implementations = {
   cuda = cuda,
   -- weight_dequant_triton.py: Triton, compiled ahead of time (selected with --impl triton)
   triton = {
     description = "Triton: a program per TPB tile widths of a row, each tile's scale loaded once and broadcast",
-    default = { TPB = 8, num_warps = 4, num_stages = 1 },
-    space = { TPB = { 1, 2, 4, 8, 16 }, num_warps = { 1, 2, 4, 8 }, num_stages = { 1 } },
+    default = { TPB = 0, WARPS = 0, num_stages = 1 },
+    space = { TPB = { 0, 1, 2, 4, 8, 16 }, WARPS = { 0, 1, 2, 4, 8 }, num_stages = { 1 } },
     -- 16 bytes to 64 elements per thread, and no more tiles a program than a row has
     valid = function(case, cfg)
       local _, _, _, _, sn = shape(case)
-      local per_thread = cfg.TPB * tile_p2(case) // (32 * cfg.num_warps)
+      local tpb = tpb_of(case, cfg)
+      local per_thread = tpb * tile_p2(case) // (32 * warps_of(case, cfg))
       local size = require("tb.dtype").info[case.dtype].size
-      return per_thread * size >= 16 and per_thread <= 64 and cfg.TPB <= oplib.next_pow2(sn)
+      return per_thread * size >= 16 and per_thread <= 64 and tpb <= oplib.next_pow2(sn)
     end,
     plan = function(case, ins, outs, cfg, ctx)
       local m, n, t, _, sn = shape(case)
+      local tpb = tpb_of(case, cfg)
       return ctx.plan { ctx:triton { file = "weight_dequant_triton.py", kernel = "weight_dequant_kernel",
-        grid = { ctx.cdiv(sn, cfg.TPB), m },
+        grid = { ctx.cdiv(sn, tpb), m },
         args = { X = ins.X, S = ins.S, Y = outs.Y, N = ctx.i32(n), SN = ctx.i32(sn) },
-        constexprs = { T = t, TP2 = tile_p2(case), TPB = cfg.TPB },
-        num_warps = cfg.num_warps, num_stages = cfg.num_stages } }
+        constexprs = { T = t, TP2 = tile_p2(case), TPB = tpb },
+        num_warps = warps_of(case, cfg), num_stages = cfg.num_stages } }
     end,
   },
 }
