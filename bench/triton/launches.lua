@@ -10,7 +10,6 @@ local ok_dev, why = device.available()
 if not ok_dev then io.stderr:write("no GPU: ", tostring(why), "\n") os.exit(77) end
 local opmod = require("tilebench.operator")
 local context = require("tilebench.context")
-local kernel = require("tb.kernel")
 local launch = require("tb.launch")
 local tensor = require("tb.tensor")
 local triton = require("tilebench.triton")
@@ -27,27 +26,13 @@ for _, spec_s in ipairs(arg) do
   local case = which == "first" and cases[1] or which == "last" and cases[#cases] or cases[tonumber(which)]
   if not case then error(string.format("%s %s has no case %s", name, dtype, which), 0) end
   local ctx = context.new(op, case)
-  local launched = {}
-  local own = ctx.triton
-  ctx.triton = function(self, s)
-    local step = own(self, s)
-    launched[#launched + 1] = { spec = s, step = step }
-    return step
-  end
+  local launched = triton.record_launches(ctx)
   local ins = op.module.inputs(case, ctx)
   local outs = op.module.outputs(case, ins, ctx)
   spec.plan(case, ins, outs, spec.default, ctx)
   local entry = { operator = name, dtype = dtype, case_id = case.id, launches = {} }
   for _, l in ipairs(launched) do
-    local r = {}
-    for k, v in pairs(l.step.request) do r[k] = v end
-    r.arch = tonumber((tostring(r.arch):gsub("^sm_", "")))
-    r.grid = l.step.grid
-    r.name = l.step.description and l.step.description.name or nil
-    local cubin = assert(kernel.cache_read(l.step.key .. ".cubin"))
-    r.cubin_sha256 = kernel.sha256(cubin)
-    r.cubin_hex = cubin:gsub(".", function(c) return string.format("%02x", c:byte()) end)
-    r.shared = l.step.description.shared
+    local r = triton.launch_request(l)
     r.args = {}
     for argname, v in pairs(l.spec.args) do
       if type(v) == "number" then r.args[argname] = { value = v }

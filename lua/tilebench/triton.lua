@@ -16,6 +16,11 @@
 --   triton.compile(desc)                -> description, cubin, from_cache   (raises a `compile` tb.error)
 --   triton.pack(description, args, scratch) -> the argument list in the kernel's parameter order
 --   triton.grid_size(grid)              -> the number of programs (for scratch sizes)
+--   triton.record_launches(ctx)         -> a list that fills with {spec, step} as ctx's plans call
+--                                       ctx:triton (checks against triton's own launcher and Proton)
+--   triton.launch_request(l)            -> a recorded launch as triton's launcher takes it: the
+--                                       compile request, grid, arch number, the cubin tilebench
+--                                       launches (hex, SHA-256) and its shared memory
 local json = require("tilebench.json")
 local errors = require("tb.error")
 
@@ -244,6 +249,37 @@ function M.pack(description, args, scratch)
     if not used[name] then error(string.format("triton: %s has no parameter %s", description.name, name), 0) end
   end
   return out
+end
+
+-- Launches recorded from a context: wraps ctx:triton so that every plan step it makes is also
+-- appended (with the spec the plan gave) to the list returned.
+function M.record_launches(ctx)
+  local launched = {}
+  local own = ctx.triton
+  ctx.triton = function(self, s)
+    local step = own(self, s)
+    launched[#launched + 1] = { spec = s, step = step }
+    return step
+  end
+  return launched
+end
+
+-- A recorded launch {spec, step} as host/python/tb_triton.py's adopt_binary and launcher take it
+-- (the arguments are the caller's: pointers for a launch on tilebench's memory, shapes for one on
+-- fresh tensors).
+function M.launch_request(l)
+  local kernel = require("tb.kernel")
+  local r = {}
+  for k, v in pairs(l.step.request) do r[k] = v end
+  r.driver = M.driver()
+  r.grid = l.step.grid
+  r.arch = tonumber((tostring(r.arch):gsub("^sm_", "")))
+  r.name = l.step.description and l.step.description.name or nil
+  local cubin = assert(kernel.cache_read(l.step.key .. ".cubin"))
+  r.cubin_sha256 = kernel.sha256(cubin)
+  r.cubin_hex = cubin:gsub(".", function(c) return string.format("%02x", c:byte()) end)
+  r.shared = l.step.description.shared
+  return r
 end
 
 return M

@@ -23,7 +23,6 @@ if not ok_p then io.stderr:write("skipped (triton's launcher needs torch): ", to
 local opmod = require("tilebench.operator")
 local context = require("tilebench.context")
 local verify = require("tb.verify")
-local kernel = require("tb.kernel")
 local launch = require("tb.launch")
 local py = require("tb.python")
 local json = require("tilebench.json")
@@ -49,13 +48,7 @@ for _, name in ipairs(names) do
       local what = string.format("%s %s %s", name, dtype, case.id)
       local ctx = context.new(op, case)
       local ok, err = pcall(function()
-        local launched = {}
-        local own = ctx.triton
-        ctx.triton = function(self, s)
-          local step = own(self, s)
-          launched[#launched + 1] = { spec = s, step = step }
-          return step
-        end
+        local launched = triton.record_launches(ctx)
         local ins = op.module.inputs(case, ctx)
         local outs = op.module.outputs(case, ins, ctx)
         local plan = spec.plan(case, ins, outs, spec.default, ctx)
@@ -70,15 +63,7 @@ for _, name in ipairs(names) do
           verify.poison(outs[o])
         end
         for _, l in ipairs(launched) do
-          local r = {}
-          for k, v in pairs(l.step.request) do r[k] = v end
-          r.driver = triton.driver()
-          r.grid = l.step.grid
-          r.arch = tonumber((r.arch:gsub("^sm_", "")))
-          local cubin = assert(kernel.cache_read(l.step.key .. ".cubin"))
-          r.cubin_sha256 = kernel.sha256(cubin)
-          r.cubin_hex = cubin:gsub(".", function(c) return string.format("%02x", c:byte()) end)
-          r.shared = l.step.description.shared
+          local r = triton.launch_request(l)
           r.args = {}
           for argname, v in pairs(l.spec.args) do
             if type(v) == "number" then r.args[argname] = v

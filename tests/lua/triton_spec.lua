@@ -148,4 +148,35 @@ describe("tilebench.triton", function()
       end
     end
   end)
+
+  it("records a context's launches and describes them as triton's launcher takes them", function()
+    local kernel = require("tb.kernel")
+    local key = kernel.sha256("triton_spec record_launches " .. tostring(os.time()) .. " " .. tostring(math.random(1 << 30)))
+    kernel.cache_write(key .. ".cubin", "\1\2\255") -- raises where it cannot write
+    local made = 0
+    local ctx = {}
+    function ctx:triton(s)
+      made = made + 1
+      return { grid = { 4, 1 }, key = key, description = { name = "k_0", shared = 96 },
+               request = { file = "f.py", kernel = "k", arch = "sm_90", num_warps = 4, constexprs = { B = 8 } } }
+    end
+    local launched = triton.record_launches(ctx)
+    local spec = { kernel = "k", args = { n = 3 } }
+    local step = ctx:triton(spec)
+    assert.equals(1, made)
+    assert.equals(1, #launched)
+    assert.equals(spec, launched[1].spec)
+    assert.equals(step, launched[1].step)
+    local r = triton.launch_request(launched[1])
+    assert.equals(90, r.arch)
+    assert.equals("0102ff", r.cubin_hex)
+    assert.equals(kernel.sha256("\1\2\255"), r.cubin_sha256)
+    assert.equals(96, r.shared)
+    assert.equals("k_0", r.name)
+    assert.same({ 4, 1 }, r.grid)
+    assert.equals(8, r.constexprs.B)
+    assert.equals(triton.driver(), r.driver)
+    assert.equals("sm_90", step.request.arch) -- the step itself is left as it was
+  end)
 end)
+
