@@ -305,6 +305,21 @@ function M.case_of(op, item)
   return case
 end
 
+-- Fails row with error e; a lost context skips every row still unmeasured. Returns fatal.
+local function fail_row(row, e, ordered)
+  local status, reason, fatal = M.classify_error(e)
+  row.status, row.reason, row.fatal = status, reason, fatal or nil
+  row.error_class = errors.class(e)
+  if fatal then
+    for _, later in ipairs(ordered) do
+      if later.status == nil then
+        later.status, later.reason = "skipped", "GPU context lost after " .. row.impl .. " failed"
+      end
+    end
+  end
+  return fatal
+end
+
 -- Runs one work item; returns an array of rows (one per implementation, in op.impls order).
 -- on_ready(), when given, is called once the inputs and the reference have run (synchronized),
 -- and on_row(row) gets each implementation's row as soon as it is final, so the worker can
@@ -428,19 +443,9 @@ function M.run_item(item, on_row, on_ready)
       end
       measured(row, res)
     end)
-    if not ok then
-      local status, reason, fatal = M.classify_error(e)
-      row.status, row.reason, row.fatal = status, reason, fatal or nil
-      row.error_class = errors.class(e)
-      if fatal then
-        for _, later in ipairs(ordered) do
-          if later.status == nil then
-            later.status, later.reason = "skipped", "GPU context lost after " .. row.impl .. " failed"
-          end
-        end
-        if on_row then on_row(row) end
-        break
-      end
+    if not ok and fail_row(row, e, ordered) then
+      if on_row then on_row(row) end
+      break
     end
     if on_row and row.status ~= nil then on_row(row) end
   end
@@ -450,20 +455,6 @@ function M.run_item(item, on_row, on_ready)
   return ordered
 end
 
--- Fails row with error e; a lost context skips every row still unmeasured. Returns fatal.
-local function fail_row(row, e, ordered)
-  local status, reason, fatal = M.classify_error(e)
-  row.status, row.reason, row.fatal = status, reason, fatal or nil
-  row.error_class = errors.class(e)
-  if fatal then
-    for _, later in ipairs(ordered) do
-      if later.status == nil then
-        later.status, later.reason = "skipped", "GPU context lost after " .. row.impl .. " failed"
-      end
-    end
-  end
-  return fatal
-end
 
 -- Measures the verified plans of pending ({row, plan}) in rounds (tb.timer.measure_group) and
 -- reports each row. A result the group could not give (every sample under the throttle
