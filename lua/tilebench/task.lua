@@ -17,13 +17,7 @@ local launch = require("tb.launch")
 
 local M = {}
 
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local read = require("tilebench.util").read_file_if
 
 local function sorted_keys(t)
   local ks = {}

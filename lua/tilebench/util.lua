@@ -235,6 +235,15 @@ function M.read_file(path)
   return s
 end
 
+-- The whole file, or nil where it cannot be opened (a file that may not exist yet).
+function M.read_file_if(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
 -- Creates dir and its parents (like mkdir -p); returns dir. Raises naming the part it cannot create.
 function M.mkdir_p(dir)
   local lfs = require("lfs")

@@ -42,13 +42,7 @@ M.usage = "usage: tilebench refine --operator NAME --backend cuda|triton --gener
 
 local function quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
 
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local read = require("tilebench.util").read_file_if
 
 local function exists(path) return require("lfs").attributes(path, "mode") ~= nil end
 
