@@ -292,6 +292,9 @@ end
 -- figures, so on another architecture it would fill the cache with kernels the run cannot use,
 -- and is skipped), unit_timeout. Returns the summary of parallel() with its units, or nil and
 -- why it was skipped.
+-- seconds between the phase's progress lines when stderr is no terminal ($TILEBENCH_PROGRESS_S)
+M.PROGRESS_EVERY = tonumber(os.getenv("TILEBENCH_PROGRESS_S") or "") or 30
+
 function M.phase(items, o)
   if o.arch and o.arch ~= context.compile_arch then
     return nil, string.format("the device is %s; the precompile phase compiles for %s", tostring(o.arch),
@@ -303,12 +306,24 @@ function M.phase(items, o)
   local path = os.tmpname()
   M.write_items(path, items)
   local tty = not o.quiet and sys.isatty(2)
+  local progress
+  if tty then
+    progress = function(k, n) io.stderr:write(string.format("\r  precompile: %d/%d plans", k, n)) end
+  elseif not o.quiet then
+    -- a log (no terminal): a line every PROGRESS_EVERY seconds, so a long phase is not silent
+    local t0, last = sys.monotonic(), sys.monotonic()
+    progress = function(k, n)
+      local now = sys.monotonic()
+      if now - last >= M.PROGRESS_EVERY and k < n then
+        last = now
+        io.stdout:write(string.format("  precompile: %d/%d plans, %.0f s\n", k, n, now - t0))
+        io.stdout:flush()
+      end
+    end
+  end
   local ok, sum = pcall(M.parallel, units, o.jobs, function(k, n)
     return { sys.exe(), "compile", "--items", path, "--part", string.format("%d/%d", k, n) }
-  end, {
-    unit_timeout = o.unit_timeout,
-    on_progress = tty and function(k, n) io.stderr:write(string.format("\r  precompile: %d/%d plans", k, n)) end or nil,
-  })
+  end, { unit_timeout = o.unit_timeout, on_progress = progress })
   os.remove(path)
   if not ok then error(sum, 0) end
   if tty then io.stderr:write("\n") end

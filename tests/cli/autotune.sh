@@ -97,6 +97,12 @@ w3=$(check "$jn" winner 3)
 out=$("$TB" run --operator tune_fail --dtype fp32 --cases 3 --autotune --gpu Fake --compile-jobs 2 --autotune-from "$run1" 2>&1); rc=$?
 [ $rc -eq 0 ] && ok "--autotune-from RUN exits 0" || bad "--autotune-from rc=$rc: $out"
 grep -qE "^  precompile: 33 plans .* [1-9][0-9]* cached\) .* 8 failed" <<<"$out" && ok "warm cache: kernels cached" || bad "warm: $out"
+# not on a terminal: progress lines ($TILEBENCH_PROGRESS_S apart; 0: at every finished plan but the
+# last), before the summary line; none with --quiet
+out=$(TILEBENCH_RESULTS_DIR="$work/progress" TILEBENCH_PROGRESS_S=0 "$TB" run --operator tune_fail --dtype fp32 --cases 3 --autotune --gpu Fake --compile-jobs 2 2>/dev/null)
+grep -qE "^  precompile: [0-9]+/33 plans, [0-9]+ s$" <<<"$out" && ok "a log gets precompile progress lines" || bad "no progress lines: $out"
+out=$(TILEBENCH_RESULTS_DIR="$work/progress" TILEBENCH_PROGRESS_S=0 "$TB" run --operator tune_fail --dtype fp32 --cases 3 --autotune --gpu Fake --compile-jobs 2 --quiet 2>/dev/null)
+grep -qE "^  precompile: [0-9]+/33 plans" <<<"$out" && bad "--quiet printed progress: $out" || ok "--quiet: no progress lines"
 run2=$(ls -t "$work/results/Fake/runs" | head -1)
 r=$(check "$work/results/Fake/runs/$run2/journal.jsonl" seeded "$w3") && ok "seeded from the earlier run's winner" || bad "seeded: $r"
 out=$("$TB" run --operator tune_fail --dtype fp32 --cases 3 --autotune --gpu Fake --autotune-from "$work/results/Fake/runs/$run1/" 2>&1)
