@@ -11,6 +11,7 @@
 //               row (vector j at element (j * TPR + t) * N), zeros where absent, each vector moved
 //               as 32-bit words; tb_row_load_elems the same through tb_load_part;
 //               tb_for_elems<N>(active, e, len, f): f(k) for a vector's elements in the row;
+//               tb_row_sumsq<NV, TPR>(v, active, t, cols): the fp32 sum of squares of those;
 //               tb_row_stream<T, STAGES>(x, rows, cols, smem, f) (sm_90+): persistent blocks stream
 //               rows gridDim.x apart through STAGES shared-memory slots filled by cp.async.bulk
 //               (one bulk copy per row, mbarrier completion) and call f(row_in_smem, row) on each
@@ -183,6 +184,32 @@ TB_DEVICE void tb_for_elems(bool active, int e, int len, tb_F f) {
     for (int k = 0; k < tb_N; ++k)
       if (active && e + k < len) f(k);
   }
+}
+
+// The sum of squares, in fp32, of the elements a thread holds of a row in registers: NV vectors
+// at elements (j * TPR + t) * N, those past cols (or all, when !active) left out (rmsnorm,
+// l2_norm). FULLVEC picks tb_for_elems' one check per vector over the per-element one.
+template <int tb_NV, int tb_TPR, typename T>
+TB_DEVICE float tb_row_sumsq(const tb_vec<T> (&v)[tb_NV], bool active, int t, int cols) {
+  constexpr int V = tb_vec<T>::N;
+  float ss = 0.0f;
+#pragma unroll
+  for (int j = 0; j < tb_NV; ++j) {
+    const int e = (j * tb_TPR + t) * V;
+#if FULLVEC
+    tb_for_elems<V>(active, e, cols, [&](int k) {
+      const float f = tb_to_float(v[j].v[k]);
+      ss += f * f;
+    });
+#else
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      const float f = tb_to_float(v[j].v[k]);
+      if (active && e + k < cols) ss += f * f;
+    }
+#endif
+  }
+  return ss;
 }
 
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900

@@ -15,23 +15,7 @@
 TB_DEVICE void rmsnorm_row(const tb_vec<DTYPE> (&v)[NV], bool active, const DTYPE *__restrict__ w,
                            DTYPE *__restrict__ yr, int t, int cols, float eps, bool vec_ok, float *red) {
   constexpr int V = tb_vec<DTYPE>::N;
-  float ss = 0.0f;
-#pragma unroll
-  for (int j = 0; j < NV; ++j) {
-    const int e = (j * TPR + t) * V;
-#if FULLVEC
-    tb_for_elems<V>(active, e, cols, [&](int k) {
-      const float f = tb_to_float(v[j].v[k]);
-      ss += f * f;
-    });
-#else
-#pragma unroll
-    for (int k = 0; k < V; ++k) {
-      const float f = tb_to_float(v[j].v[k]);
-      if (active && e + k < cols) ss += f * f;
-    }
-#endif
-  }
+  const float ss = tb_row_sumsq<NV, TPR>(v, active, t, cols);
   const float rstd = rsqrtf(tb_group_sum<TPR>(ss, red) / cols + eps);
 
 #pragma unroll
