@@ -293,7 +293,15 @@ end
 -- and is skipped), unit_timeout. Returns the summary of parallel() with its units, or nil and
 -- why it was skipped.
 -- seconds between the phase's progress lines when stderr is no terminal ($TILEBENCH_PROGRESS_S)
-M.PROGRESS_EVERY = tonumber(os.getenv("TILEBENCH_PROGRESS_S") or "") or 30
+M.PROGRESS_EVERY = 30
+do
+  local v = os.getenv("TILEBENCH_PROGRESS_S")
+  if v and v ~= "" then
+    local n = tonumber(v)
+    if n and n >= 0 and n < math.huge then M.PROGRESS_EVERY = n
+    else io.stderr:write("tilebench: TILEBENCH_PROGRESS_S=", v, " is not a number of seconds >= 0; using 30\n") end
+  end
+end
 
 function M.phase(items, o)
   if o.arch and o.arch ~= context.compile_arch then

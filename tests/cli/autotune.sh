@@ -103,6 +103,8 @@ out=$(TILEBENCH_RESULTS_DIR="$work/progress" TILEBENCH_PROGRESS_S=0 "$TB" run --
 grep -qE "^  precompile: [0-9]+/33 plans, [0-9]+ s$" <<<"$out" && ok "a log gets precompile progress lines" || bad "no progress lines: $out"
 out=$(TILEBENCH_RESULTS_DIR="$work/progress" TILEBENCH_PROGRESS_S=0 "$TB" run --operator tune_fail --dtype fp32 --cases 3 --autotune --gpu Fake --compile-jobs 2 --quiet 2>/dev/null)
 grep -qE "^  precompile: [0-9]+/33 plans" <<<"$out" && bad "--quiet printed progress: $out" || ok "--quiet: no progress lines"
+out=$(TILEBENCH_RESULTS_DIR="$work/progress" TILEBENCH_PROGRESS_S=soon "$TB" run --operator tune_fail --dtype fp32 --cases 3 --autotune --gpu Fake --compile-jobs 2 --quiet 2>&1)
+grep -q "TILEBENCH_PROGRESS_S=soon is not a number of seconds" <<<"$out" && ok "a bad TILEBENCH_PROGRESS_S is named" || bad "bad TILEBENCH_PROGRESS_S: $out"
 run2=$(ls -t "$work/results/Fake/runs" | head -1)
 r=$(check "$work/results/Fake/runs/$run2/journal.jsonl" seeded "$w3") && ok "seeded from the earlier run's winner" || bad "seeded: $r"
 out=$("$TB" run --operator tune_fail --dtype fp32 --cases 3 --autotune --gpu Fake --autotune-from "$work/results/Fake/runs/$run1/" 2>&1)
