@@ -14,8 +14,13 @@ local M = {}
 -- The plans of a list of work items (campaign.plan_items), each a unit:
 -- { op, case, dtype, impl (nil: the reference), cfg }. Units are in a fixed order, so that
 -- processes given the same items agree on the k-th unit.
+function M.item_key(operator, dtype, case_id, mode)
+  return operator .. "|" .. dtype .. "|" .. tostring(case_id) .. "|" .. tostring(mode)
+end
+
+-- Also returns {item key (M.item_key) -> the indices of its units}.
 function M.units(items)
-  local units, seen, ops = {}, {}, {}
+  local units, seen, ops, of_item = {}, {}, {}, {}
   for _, it in ipairs(items) do
     local op = ops[it.operator] or opmod.load(it.operator)
     ops[it.operator] = op
@@ -26,9 +31,10 @@ function M.units(items)
       local okc, c = pcall(runner.case_of, op, it)
       case = okc and c or nil
     end
-    local key = case and (it.operator .. "|" .. it.dtype .. "|" .. tostring(case.id) .. "|" .. it.mode)
+    local key = case and M.item_key(it.operator, it.dtype, case.id, it.mode)
     if case and not seen[key] then
       seen[key] = true
+      local first = #units + 1
       units[#units + 1] = { op = op, case = case, dtype = it.dtype, case_index = it.case_index }
       local ctx = context.new(op, case, { compile_only = true })
       for _, impl in ipairs(it.impls or op.impls) do
@@ -44,9 +50,12 @@ function M.units(items)
         end
       end
       ctx:close()
+      local idx = {}
+      for i = first, #units do idx[#idx + 1] = i end
+      of_item[key] = idx
     end
   end
-  return units
+  return units, of_item
 end
 
 function M.describe(u)
@@ -163,84 +172,143 @@ end
 -- Compiles units in `jobs` child processes: argv_of(k, n) is child k's command line (it runs
 -- run_part on the same units). opts: unit_timeout (seconds a child may go without finishing a
 -- unit before it is killed; its unfinished units are left to the run's workers), on_progress
--- (finished, total), on_fail(unit, error). Returns a summary: {plans, done, failed_plans,
--- kernels (distinct), compiled, cached, jobs, seconds, failures = {i -> error}, classes = {i ->
--- tb.error class}, problems =
--- {messages}, groups_failed = {{operator, dtype, impl, config, cases, log}}}.
-function M.parallel(units, jobs, argv_of, opts)
+-- (finished, total), on_fail(unit, error). Returns a pool that compiles while its owner does
+-- other things: pool:step(wait) reads what the children reported, pool:wait_units(list,
+-- interrupted) blocks until those units are finished (compiled, failed, or given up with their
+-- child), pool:wait_all(), pool:close() (kills what still runs), pool:summary().
+-- The summary: {plans, done, failed_plans, kernels (distinct), compiled, cached, jobs, seconds,
+-- failures = {i -> error}, classes = {i -> tb.error class}, problems = {messages},
+-- groups_failed = {{operator, dtype, impl, config, cases, log}}}.
+local Pool = {}
+Pool.__index = Pool
+
+function M.start(units, jobs, argv_of, opts)
   opts = opts or {}
-  local t0 = sys.monotonic()
   jobs = math.max(1, math.min(jobs, #units))
-  local procs = {}
+  local self = setmetatable({ units = units, opts = opts, t0 = sys.monotonic(), procs = {}, keys = {},
+    finished_units = {}, finished = 0, of = M.assign(units, jobs), limit = opts.unit_timeout or 300,
+    sum = { plans = #units, done = 0, failed_plans = 0, jobs = jobs, failures = {}, classes = {}, problems = {},
+            kernels = 0, compiled = 0, cached = 0 } }, Pool)
   for k = 1, jobs do
-    procs[k] = { p = sys.spawn(argv_of(k, jobs), { stderr = "pipe" }), k = k, last = sys.monotonic() }
+    self.procs[k] = { p = sys.spawn(argv_of(k, jobs), { stderr = "pipe" }), k = k, last = sys.monotonic() }
   end
-  local sum = { plans = #units, done = 0, failed_plans = 0, jobs = jobs, failures = {}, classes = {}, problems = {},
-                kernels = 0, compiled = 0, cached = 0 }
-  local keys, finished, live = {}, 0, #procs
-  -- A child's warnings (a damaged cache entry recompiled) reach the user; the rest of its stderr
-  -- stays for the problem report (stderr_tail).
-  local function forward_warnings(c)
-    for l in (c.p:take_stderr() or ""):gmatch("[^\n]+") do
-      if l:find("warning:", 1, true) then io.stderr:write(l, "\n") end
-    end
+  self.live = #self.procs
+  return self
+end
+
+-- A child's warnings (a damaged cache entry recompiled) reach the user; the rest of its stderr
+-- stays for the problem report (stderr_tail).
+local function forward_warnings(c)
+  for l in (c.p:take_stderr() or ""):gmatch("[^\n]+") do
+    if l:find("warning:", 1, true) then io.stderr:write(l, "\n") end
   end
-  local limit = opts.unit_timeout or 300
-  while live > 0 do
-    for _, c in ipairs(procs) do
-      if not c.ended then
-        local line, why = c.p:read_line(0.02)
-        if line then
-          c.last = sys.monotonic()
-          forward_warnings(c)
-          local kind, i, rest = line:match("^(%a+)\t?(%d*)\t?(.*)$")
-          i = tonumber(i)
-          if kind == "unit" and i then
-            sum.done, finished = sum.done + 1, finished + 1
-            for key, how in rest:gmatch("([^,:]+):([ch])") do
-              if keys[key] ~= "c" then keys[key] = how end
-            end
-          elseif kind == "fail" and i then
-            sum.failed_plans, finished = sum.failed_plans + 1, finished + 1
-            local class, text = rest:match("^([^\t]*)\t(.*)$")
-            rest = (text or rest):gsub("\\(.)", function(c) return c == "n" and "\n" or c end)
-            sum.failures[i] = rest
-            sum.classes[i] = class ~= "-" and class or nil
-            if opts.on_fail then opts.on_fail(units[i], rest) end
-          elseif kind == "host" then
-            local hc, hh = rest:match("^(%d+):(%d+)$")
-            sum.host = { compiled = tonumber(hc), cached = tonumber(hh) }
-          elseif kind == "hostfail" then
-            sum.problems[#sum.problems + 1] = "compiling the host's own kernels: " .. rest
-          elseif kind == "done" then
-            c.done = true
+end
+
+-- One pass over the live children, each read for at most `wait` seconds (default 0.02).
+-- Returns the number of children still running.
+function Pool:step(wait)
+  local sum, opts = self.sum, self.opts
+  for _, c in ipairs(self.procs) do
+    if not c.ended then
+      local line, why = c.p:read_line(wait or 0.02)
+      if line then
+        c.last = sys.monotonic()
+        forward_warnings(c)
+        local kind, i, rest = line:match("^(%a+)\t?(%d*)\t?(.*)$")
+        i = tonumber(i)
+        if kind == "unit" and i then
+          sum.done = sum.done + 1
+          for key, how in rest:gmatch("([^,:]+):([ch])") do
+            if self.keys[key] ~= "c" then self.keys[key] = how end
           end
-          if opts.on_progress and (kind == "unit" or kind == "fail") then opts.on_progress(finished, #units) end
-        elseif why == "eof" or sys.monotonic() - c.last > limit then
-          if why ~= "eof" then c.p:kill("KILL") end
-          local how, code = c.p:wait()
-          forward_warnings(c)
-          if not c.done or how ~= "exit" or code ~= 0 then
-            sum.problems[#sum.problems + 1] = string.format("compile process %d/%d %s before finishing:\n%s", c.k,
-              jobs, why == "eof" and string.format("ended (%s %s)", tostring(how), tostring(code))
-                or string.format("made no progress for %g s and was killed", limit), c.p:stderr_tail(10))
-          end
-          c.p:close()
-          c.ended, live = true, live - 1
+        elseif kind == "fail" and i then
+          sum.failed_plans = sum.failed_plans + 1
+          local class, text = rest:match("^([^\t]*)\t(.*)$")
+          rest = (text or rest):gsub("\\(.)", function(ch) return ch == "n" and "\n" or ch end)
+          sum.failures[i] = rest
+          sum.classes[i] = class ~= "-" and class or nil
+          if opts.on_fail then opts.on_fail(self.units[i], rest) end
+        elseif kind == "host" then
+          local hc, hh = rest:match("^(%d+):(%d+)$")
+          sum.host = { compiled = tonumber(hc), cached = tonumber(hh) }
+        elseif kind == "hostfail" then
+          sum.problems[#sum.problems + 1] = "compiling the host's own kernels: " .. rest
+        elseif kind == "done" then
+          c.done = true
         end
+        if (kind == "unit" or kind == "fail") and i and not self.finished_units[i] then
+          self.finished_units[i] = true
+          self.finished = self.finished + 1
+          if opts.on_progress then opts.on_progress(self.finished, #self.units) end
+        end
+      elseif why == "eof" or sys.monotonic() - c.last > self.limit then
+        if why ~= "eof" then c.p:kill("KILL") end
+        local how, code = c.p:wait()
+        forward_warnings(c)
+        if not c.done or how ~= "exit" or code ~= 0 then
+          sum.problems[#sum.problems + 1] = string.format("compile process %d/%d %s before finishing:\n%s", c.k,
+            sum.jobs, why == "eof" and string.format("ended (%s %s)", tostring(how), tostring(code))
+              or string.format("made no progress for %g s and was killed", self.limit), c.p:stderr_tail(10))
+        end
+        c.p:close()
+        c.ended, self.live = true, self.live - 1
       end
     end
   end
-  for _, how in pairs(keys) do
+  return self.live
+end
+
+-- Whether unit i is settled: compiled, failed, or left to the workers (its child ended).
+function Pool:settled(i)
+  return self.finished_units[i] or self.procs[self.of[i]].ended or false
+end
+
+-- Blocks until every unit of `list` (indices) is settled, or interrupted() is truthy (checked
+-- between passes). on_wait(seconds waited), when given, is called about once a second.
+function Pool:wait_units(list, interrupted, on_wait)
+  local t0, told = sys.monotonic(), sys.monotonic()
+  local k = 1
+  while true do
+    while k <= #list and self:settled(list[k]) do k = k + 1 end
+    if k > #list or self.live == 0 then return true end
+    if interrupted and interrupted() then return false end
+    self:step()
+    if on_wait and sys.monotonic() - told >= 1 then
+      told = sys.monotonic()
+      on_wait(told - t0)
+    end
+  end
+end
+
+function Pool:wait_all()
+  while self.live > 0 do self:step() end
+end
+
+-- Kills the children still running (an interrupted run); their units are left unfinished.
+function Pool:close()
+  for _, c in ipairs(self.procs) do
+    if not c.ended then
+      c.p:kill("KILL")
+      c.p:wait()
+      c.p:close()
+      c.ended, self.live = true, self.live - 1
+    end
+  end
+end
+
+function Pool:summary()
+  local sum = self.sum
+  sum.kernels, sum.compiled, sum.cached = 0, 0, 0
+  for _, how in pairs(self.keys) do
     sum.kernels = sum.kernels + 1
     if how == "c" then sum.compiled = sum.compiled + 1 else sum.cached = sum.cached + 1 end
   end
   -- Failures once per group (an implementation and configuration, every case it failed at).
   local groups, order = {}, {}
-  for i = 1, #units do
+  for i = 1, #self.units do
     local err = sum.failures[i]
     if err then
-      local u = units[i]
+      local u = self.units[i]
       local gk = M.group_key(u)
       if not groups[gk] then
         groups[gk] = { operator = u.op.name, dtype = u.dtype, impl = u.impl or "reference",
@@ -252,8 +320,15 @@ function M.parallel(units, jobs, argv_of, opts)
   end
   sum.groups_failed = {}
   for _, gk in ipairs(order) do sum.groups_failed[#sum.groups_failed + 1] = groups[gk] end
-  sum.seconds = sys.monotonic() - t0
+  sum.seconds = sys.monotonic() - self.t0
   return sum
+end
+
+-- The blocking form: compiles every unit, then returns the summary.
+function M.parallel(units, jobs, argv_of, opts)
+  local pool = M.start(units, jobs, argv_of, opts)
+  pool:wait_all()
+  return pool:summary()
 end
 
 -- Items handed to compile processes through a file (`tilebench compile --items FILE`): the
@@ -303,21 +378,25 @@ do
   end
 end
 
-function M.phase(items, o)
+-- Starts the phase: returns the pool (M.start) compiling in the background, with pool.units and
+-- pool.item_units = {item key (M.item_key) -> unit indices}, or nil and why it was skipped.
+-- o.overlap: the owner measures while the pool compiles (no progress lines of the phase's own:
+-- the owner reports its waits).
+function M.phase_start(items, o)
   if o.arch and o.arch ~= context.compile_arch then
     return nil, string.format("the device is %s; the precompile phase compiles for %s", tostring(o.arch),
       context.compile_arch)
   end
-  local oku, units = pcall(M.units, items)
+  local oku, units, item_units = pcall(M.units, items)
   if not oku then return nil, "cannot list the kernels: " .. tostring(units) end
   if #units == 0 then return nil, "nothing to compile" end
   local path = os.tmpname()
   M.write_items(path, items)
-  local tty = not o.quiet and sys.isatty(2)
+  local tty = not o.quiet and not o.overlap and sys.isatty(2)
   local progress
   if tty then
     progress = function(k, n) io.stderr:write(string.format("\r  precompile: %d/%d plans", k, n)) end
-  elseif not o.quiet then
+  elseif not o.quiet and not o.overlap then
     -- a log (no terminal): a line every PROGRESS_EVERY seconds, so a long phase is not silent
     local t0, last = sys.monotonic(), sys.monotonic()
     progress = function(k, n)
@@ -329,13 +408,47 @@ function M.phase(items, o)
       end
     end
   end
-  local ok, sum = pcall(M.parallel, units, o.jobs, function(k, n)
+  local ok, pool = pcall(M.start, units, o.jobs, function(k, n)
     return { sys.exe(), "compile", "--items", path, "--part", string.format("%d/%d", k, n) }
   end, { unit_timeout = o.unit_timeout, on_progress = progress })
-  os.remove(path)
-  if not ok then error(sum, 0) end
-  if tty then io.stderr:write("\n") end
-  sum.units = units
+  if not ok then
+    os.remove(path)
+    error(pool, 0)
+  end
+  pool.item_units, pool.items_path, pool.tty = item_units, path, tty
+  return pool
+end
+
+-- The unit indices of a work item (nil: none, e.g. a case the grid no longer has).
+function Pool:units_of(it)
+  local case = it._case
+  if not case then
+    local okc, c = pcall(runner.case_of, opmod.load(it.operator), it)
+    case = okc and c or nil
+  end
+  return case and self.item_units and self.item_units[M.item_key(it.operator, it.dtype, case.id, it.mode)]
+end
+
+-- Ends the phase (waits for what still compiles unless kill): its summary, with the units.
+function Pool:finish(kill)
+  if kill then self:close() else self:wait_all() end
+  if self.items_path then os.remove(self.items_path); self.items_path = nil end
+  if self.tty then io.stderr:write("\n"); self.tty = nil end
+  local sum = self:summary()
+  sum.units = self.units
+  return sum
+end
+
+-- The whole phase before anything is measured: the summary with its units, or nil and why.
+function M.phase(items, o)
+  local pool, why = M.phase_start(items, o)
+  if not pool then return nil, why end
+  local ok, sum = pcall(Pool.finish, pool)
+  if not ok then
+    pool:close()
+    if pool.items_path then os.remove(pool.items_path) end
+    error(sum, 0)
+  end
   return sum
 end
 

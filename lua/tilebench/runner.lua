@@ -216,19 +216,31 @@ function M.search_candidates(case, spec, impl, item, protocol, attempt)
     end
   end
   local results = {}
+  -- Where the search's wall time went (seconds): screens and full measurements, each including
+  -- the first build and verification of a candidate (clock.build_s, which attempt may fill, has
+  -- that part alone); total from the first candidate to the last.
+  local clock = { screen_s = 0, full_s = 0, build_s = 0 }
+  local now = require("tb.sys").monotonic
+  local t_start = now()
   local rec = require("tilebench.search").run(cands, {
     mode = at.search, seeds = (at.seeds or {})[impl], finalists = at.finalists, budget = at.budget,
     screen = function(cand, samples)
-      local res, err = attempt(cand, timer_opts(protocol, timer_opts(SCREEN, { ["repeat"] = samples })))
+      local t0 = now()
+      local res, err = attempt(cand, timer_opts(protocol, timer_opts(SCREEN, { ["repeat"] = samples })), nil, clock)
+      clock.screen_s = clock.screen_s + (now() - t0)
       return res and res.median, err
     end,
     full = function(cand)
       local note = {}
-      local res, err = attempt(cand, timer_opts(protocol), note)
+      local t0 = now()
+      local res, err = attempt(cand, timer_opts(protocol), note, clock)
+      clock.full_s = clock.full_s + (now() - t0)
       if res then results[cand.key] = { res = res, clock_note = note.clock_note } end
       return res and res.median, err
     end,
   })
+  clock.total_s = now() - t_start
+  rec.seconds = clock
   for _, key in ipairs(rec.order) do
     local e = rec.entries[key]
     tried[#tried + 1] = { config = key, status = e.status, reason = e.reason, ms = e.ms,
@@ -250,6 +262,8 @@ function M.autotune_columns(row)
     row.extra.autotune_search = row.search.mode
     row.extra.autotune_screened = row.search.screened
     row.extra.autotune_finalists = #(row.search.finalists or {})
+    -- the search's wall seconds (build, verify, screens and full measurements of every candidate)
+    if row.search.seconds then row.extra.autotune_search_s = row.search.seconds.total_s end
   end
 end
 
@@ -259,11 +273,13 @@ end
 local function autotune(op, case, spec, impl, ins, refs, ctx, item)
   local verified, built = {}, {}
   local best, tried, rec, fatal = M.search_candidates(case, spec, impl, item, item.protocol,
-    function(cand, topts, note)
+    function(cand, topts, note, clock)
       local ok, res = pcall(function()
         local plan = built[cand.key]
         if not plan then
+          local t0 = require("tb.sys").monotonic()
           local okv, p, _, report, why = build_and_check(op, case, spec, cand.cfg, ins, refs, ctx)
+          if clock then clock.build_s = clock.build_s + (require("tb.sys").monotonic() - t0) end
           if not okv then return { wrong = why or mismatch_reason(report) } end
           verified[cand.key], built[cand.key], plan = report, p, p
         end

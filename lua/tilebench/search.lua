@@ -148,7 +148,7 @@ end
 -- search_summary, the CSV).
 function M.summary(rec)
   return { mode = rec.mode, screened = rec.screened, finalists = rec.finalists, budget = rec.budget,
-           spent = rec.spent, rounds = rec.rounds }
+           spent = rec.spent, rounds = rec.rounds, seconds = rec.seconds }
 end
 
 return M

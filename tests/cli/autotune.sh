@@ -27,15 +27,19 @@ out=$("$TB" run --operator tune_fail --dtype fp32 --cases 1-3 --autotune --gpu F
 [ $rc -eq 0 ] && ok "autotune run exits 0" || bad "autotune run rc=$rc: $out"
 grep -qE "^  precompile: 99 plans \([0-9]+ kernels: [0-9]+ compiled, 0 cached\) in .* with 2 processes; 24 failed \(8 kernel groups\)" <<<"$out" \
   && ok "precompile line" || bad "precompile line: $out"
+# an autotune run compiles beside the cases by default, each case waiting for its own kernels
+grep -qE "^  precompile: 99 plans in 2 processes, beside the cases" <<<"$out" && \
+  grep -qE "^  precompile: 99 plans .* 24 failed \(8 kernel groups\), beside the cases \(they waited [0-9.]+ s for it\)$" <<<"$out" \
+  && ok "overlapped precompile by default" || bad "overlap lines: $out"
 n=$(grep -c "tune_fail fp32 cuda {BLOCK=128,UNROLL=8,WAVES=0} does not compile (3 cases)" <<<"$out")
 [ "$n" -eq 1 ] && ok "a failing kernel reported once for its 3 cases" || bad "reported $n times: $out"
 grep -q "kernel compiled in the worker" <<<"$out" && bad "a worker compiled: $out" || ok "no worker compiled a kernel"
 run1=$(ls "$work/results/Fake/runs")
 jn="$work/results/Fake/runs/$run1/journal.jsonl"
 csv="$work/results/Fake/csv/tune_fail_autotune.csv"
-head -1 "$csv" | grep -q ',autotune_config_cuda,autotune_finalists_cuda,autotune_screened_cuda,autotune_search_cuda$' \
+head -1 "$csv" | grep -q ',autotune_config_cuda,autotune_finalists_cuda,autotune_screened_cuda,autotune_search_cuda,autotune_search_s_cuda$' \
   && ok "CSV columns of the search" || bad "CSV header: $(head -1 "$csv")"
-grep -qE '^n=1048576,fp32,.*,ok,,"BLOCK=[0-9]+,UNROLL=[124],WAVES=[02]",[34],24,halving$' "$csv" && ok "CSV row of the search" \
+grep -qE '^n=1048576,fp32,.*,ok,,"BLOCK=[0-9]+,UNROLL=[124],WAVES=[02]",[34],24,halving,[0-9.e-]+$' "$csv" && ok "CSV row of the search" \
   || bad "CSV: $(cat "$csv")"
 grep -q '"precompile":{' "$work/results/Fake/runs/$run1/provenance.json" && ok "provenance records the phase" \
   || bad "provenance: $(cat "$work/results/Fake/runs/$run1/provenance.json")"
@@ -99,9 +103,9 @@ out=$("$TB" run --operator tune_fail --dtype fp32 --cases 3 --autotune --gpu Fak
 grep -qE "^  precompile: 33 plans .* [1-9][0-9]* cached\) .* 8 failed" <<<"$out" && ok "warm cache: kernels cached" || bad "warm: $out"
 # not on a terminal: progress lines ($TILEBENCH_PROGRESS_S apart; 0: at every finished plan but the
 # last), before the summary line; none with --quiet
-out=$(TILEBENCH_RESULTS_DIR="$work/progress" TILEBENCH_PROGRESS_S=0 "$TB" run --operator tune_fail --dtype fp32 --cases 3 --autotune --gpu Fake --compile-jobs 2 2>/dev/null)
+out=$(TILEBENCH_RESULTS_DIR="$work/progress" TILEBENCH_PROGRESS_S=0 "$TB" run --operator tune_fail --dtype fp32 --cases 3 --autotune --precompile ahead --gpu Fake --compile-jobs 2 2>/dev/null)
 grep -qE "^  precompile: [0-9]+/33 plans, [0-9]+ s$" <<<"$out" && ok "a log gets precompile progress lines" || bad "no progress lines: $out"
-out=$(TILEBENCH_RESULTS_DIR="$work/progress" TILEBENCH_PROGRESS_S=0 "$TB" run --operator tune_fail --dtype fp32 --cases 3 --autotune --gpu Fake --compile-jobs 2 --quiet 2>/dev/null)
+out=$(TILEBENCH_RESULTS_DIR="$work/progress" TILEBENCH_PROGRESS_S=0 "$TB" run --operator tune_fail --dtype fp32 --cases 3 --autotune --precompile ahead --gpu Fake --compile-jobs 2 --quiet 2>/dev/null)
 grep -qE "^  precompile: [0-9]+/33 plans" <<<"$out" && bad "--quiet printed progress: $out" || ok "--quiet: no progress lines"
 out=$(TILEBENCH_RESULTS_DIR="$work/progress" TILEBENCH_PROGRESS_S=soon "$TB" run --operator tune_fail --dtype fp32 --cases 3 --autotune --gpu Fake --compile-jobs 2 --quiet 2>&1)
 grep -q "TILEBENCH_PROGRESS_S=soon is not a number of seconds" <<<"$out" && ok "a bad TILEBENCH_PROGRESS_S is named" || bad "bad TILEBENCH_PROGRESS_S: $out"
@@ -135,7 +139,7 @@ r=$(check "$work/results/Fake/runs/$run3/journal.jsonl" exhaustive) && [ $rc -eq
 # --autotune-finalists / --autotune-budget reach the search
 out=$("$TB" run --operator tune_fail --dtype fp32 --cases 1 --autotune --autotune-finalists 1 --autotune-budget 60 --gpu Fake 2>&1); rc=$?
 run4=$(ls -t "$work/results/Fake/runs" | head -1)
-srch=$(grep -o '"search":{[^}]*}' "$work/results/Fake/runs/$run4/journal.jsonl")
+srch=$(grep -o '"search":{[^}]*}[^}]*}' "$work/results/Fake/runs/$run4/journal.jsonl")
 grep -q '"budget":60[,}]' <<<"$srch" && grep -q '"finalists":\["[^"]*"\]' <<<"$srch" && grep -q '"spent":48[,}]' <<<"$srch" && [ $rc -eq 0 ] \
   && ok "finalists and budget options" || bad "finalists/budget: rc=$rc $(grep -o '"search":{[^}]*}' "$work/results/Fake/runs/$run4/journal.jsonl")"
 

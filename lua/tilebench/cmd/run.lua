@@ -48,6 +48,8 @@ M.spec = {
   { name = "autotune-from", type = "string", metavar = "RUN", validate = from_ok,
     desc = "seed each autotune search with the winners of an earlier run (run id or run directory)" },
   { name = "no-precompile", type = "flag", desc = "skip the precompile phase (kernels then compile in the workers, inside each case's limit)" },
+  { name = "precompile", type = "string", choices = { "ahead", "overlap" },
+    desc = "ahead: compile every kernel before the first case is timed; overlap: compile while cases run, each case waiting (outside its limit) until its own kernels are compiled (default: overlap when the run autotunes, else ahead)" },
   { name = "compile-jobs", type = "integer", metavar = "N", validate = positive,
     desc = "processes of the precompile phase (default: the CPUs this process may use)" },
   { name = "gate", type = "flag", desc = "exit 3 when any case is slow, wrong, failed or timed out" },
@@ -364,26 +366,72 @@ function M.run(args)
     record.precompile = { skipped = "--no-precompile" }
     provenance.write(prov_path, record)
   end
-  if not opts["no-precompile"] and #todo > 0 then
-    local pre = require("tilebench.precompile")
-    local sum, skipped = pre.phase(todo, { jobs = opts["compile-jobs"] or require("tilebench.cmd.compile").cpu_count(),
-      quiet = opts.quiet, arch = hello.device and hello.device.arch })
-    if sum then
-      io.write("  ", pre.summary_line(sum), "\n")
-      for _, msg in ipairs(sum.problems) do io.stderr:write("tilebench: ", msg, "\n") end
-      for _, g in ipairs(sum.groups_failed) do
-        io.stderr:write(string.format("tilebench: %s %s %s {%s} does not compile (%d case%s): %s\n", g.operator, g.dtype,
-          g.impl, g.config, g.cases, g.cases == 1 and "" or "s", pre.first_lines(g.log)))
-      end
-      seeds:compile_failures(sum.units, sum.failures, sum.classes, function(e) return pre.first_lines(e) end)
-      record.precompile = pre.record(sum)
-    else
-      record.precompile = { skipped = skipped }
-      io.write("  precompile: skipped (", skipped, ")\n")
+  local pre = require("tilebench.precompile")
+  local pool -- the precompile phase running beside the cases (--precompile overlap)
+  local function report_phase(sum, how)
+    io.write("  ", pre.summary_line(sum), how or "", "\n")
+    for _, msg in ipairs(sum.problems) do io.stderr:write("tilebench: ", msg, "\n") end
+    for _, g in ipairs(sum.groups_failed) do
+      io.stderr:write(string.format("tilebench: %s %s %s {%s} does not compile (%d case%s): %s\n", g.operator, g.dtype,
+        g.impl, g.config, g.cases, g.cases == 1 and "" or "s", pre.first_lines(g.log)))
     end
+    record.precompile = pre.record(sum)
+    record.precompile.mode = pool and "overlap" or "ahead"
     provenance.write(prov_path, record)
   end
+  if not opts["no-precompile"] and #todo > 0 then
+    local how = opts.precompile
+    if not how then
+      how = "ahead"
+      for _, it in ipairs(todo) do if it.mode == "autotune" then how = "overlap"; break end end
+    end
+    local cpus = require("tilebench.cmd.compile").cpu_count()
+    local po = { quiet = opts.quiet, arch = hello.device and hello.device.arch, overlap = how == "overlap",
+                 -- overlapped, one CPU stays with the worker that measures
+                 jobs = opts["compile-jobs"] or (how == "overlap" and math.max(1, cpus - 1) or cpus) }
+    if how == "overlap" then
+      local started, skipped = pre.phase_start(todo, po)
+      if started then
+        pool = started
+        record.precompile = { mode = "overlap", running = true, jobs = pool.sum.jobs, plans = #pool.units }
+        io.write(string.format("  precompile: %d plans in %d processes, beside the cases (each case waits for its own kernels)\n",
+          #pool.units, pool.sum.jobs))
+      else
+        record.precompile = { skipped = skipped }
+        io.write("  precompile: skipped (", skipped, ")\n")
+      end
+      provenance.write(prov_path, record)
+    else
+      local sum, skipped = pre.phase(todo, po)
+      if sum then
+        seeds:compile_failures(sum.units, sum.failures, sum.classes, function(e) return pre.first_lines(e) end)
+        report_phase(sum)
+      else
+        record.precompile = { skipped = skipped }
+        io.write("  precompile: skipped (", skipped, ")\n")
+        provenance.write(prov_path, record)
+      end
+    end
+  end
   io.stdout:flush()
+  local waited_s = 0 -- seconds the cases waited for the overlapped phase
+  -- Before an item runs: its kernels compiled (overlap), and their failures known to the search.
+  local function await_kernels(it)
+    if not pool then return end
+    local list = pool:units_of(it)
+    if not list then return end
+    local t0 = sys.monotonic()
+    local told = 0
+    pool:wait_units(list, function() return sys.interrupted() end, function(s)
+      if not opts.quiet and s - told >= pre.PROGRESS_EVERY then
+        told = s
+        progress:line(string.format("  waiting %.0f s for %s %s case %s's kernels (precompile: %d/%d plans)", s,
+          it.operator, it.dtype, tostring(it.case_index), pool.finished, #pool.units))
+      end
+    end)
+    waited_s = waited_s + (sys.monotonic() - t0)
+    seeds:compile_failures(pool.units, pool.sum.failures, pool.sum.classes, function(e) return pre.first_lines(e) end)
+  end
 
   -- Operators that did not load: one failed entry per mode, then the others run.
   if #broken > 0 then
@@ -405,6 +453,7 @@ function M.run(args)
       local key = it.operator .. " " .. it.mode
       local first = key ~= current_op
       current_op = key
+      await_kernels(it)
       seeds:prepare(it)
       progress:start(it)
       if first and not opts.quiet then
@@ -421,6 +470,13 @@ function M.run(args)
   sys.release_interrupts()
   progress:close()
   executor:close()
+  if pool then
+    -- an interrupted run leaves what still compiles; a finished one waited for every unit already
+    local sum = pool:finish(not ok or (type(summary) == "table" and summary.interrupted ~= nil))
+    report_phase(sum, string.format(", beside the cases (they waited %.1f s for it)", waited_s))
+    record.precompile.waited_s = waited_s
+    provenance.write(prov_path, record)
+  end
   if log_fh then log_fh:close() end
   if not ok then error(summary, 0) end
 
