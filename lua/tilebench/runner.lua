@@ -219,22 +219,32 @@ function M.search_candidates(case, spec, impl, item, protocol, attempt)
   -- Where the search's wall time went (seconds): screens and full measurements, each including
   -- the first build and verification of a candidate (clock.build_s, which attempt may fill, has
   -- that part alone); total from the first candidate to the last.
-  local clock = { screen_s = 0, full_s = 0, build_s = 0 }
+  local clock = { screen_s = 0, full_s = 0, build_s = 0, screens = 0, fulls = 0 }
   local now = require("tb.sys").monotonic
   local t_start = now()
+  -- and the timer's own accounts of its calls (setup: buffers, CUPTI, graph; collect: flushes)
+  local function timer_parts(kind, res)
+    if type(res) ~= "table" then return end
+    for _, f in ipairs({ "wall_s", "setup_s", "collect_s", "wait_s", "enqueue_s" }) do
+      local k = kind .. "_timer_" .. f
+      clock[k] = (clock[k] or 0) + (tonumber(res[f]) or 0)
+    end
+  end
   local rec = require("tilebench.search").run(cands, {
     mode = at.search, seeds = (at.seeds or {})[impl], finalists = at.finalists, budget = at.budget,
     screen = function(cand, samples)
       local t0 = now()
       local res, err = attempt(cand, timer_opts(protocol, timer_opts(SCREEN, { ["repeat"] = samples })), nil, clock)
-      clock.screen_s = clock.screen_s + (now() - t0)
+      clock.screen_s, clock.screens = clock.screen_s + (now() - t0), clock.screens + 1
+      timer_parts("screen", res)
       return res and res.median, err
     end,
     full = function(cand)
       local note = {}
       local t0 = now()
       local res, err = attempt(cand, timer_opts(protocol), note, clock)
-      clock.full_s = clock.full_s + (now() - t0)
+      clock.full_s, clock.fulls = clock.full_s + (now() - t0), clock.fulls + 1
+      timer_parts("full", res)
       if res then results[cand.key] = { res = res, clock_note = note.clock_note } end
       return res and res.median, err
     end,
