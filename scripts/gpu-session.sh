@@ -8,6 +8,7 @@
 # empty NVRTC cache: issue 14's target is 10 minutes), autotune-full-warm (the same again with the
 # cache autotune-full-cold filled, in a later call on the same machine: 5 minutes),
 # autotune-agreement-1/-2/-3 (bench/autotune/agreement.sh on a third of the operators each),
+# autotune-profile (where an autotuned case's time goes; $PROFILE_OPS, $PROFILE_CASES), crosscheck (issue 15's alone),
 # smoke, examples, torch (the torch GPU test and bench/torch's cross-check table),
 # torch-operators / torch-autotune (all operators with torch, cuda and lib),
 # triton (the Triton GPU tests: launcher identity, every triton row verifying at the first case),
@@ -144,6 +145,19 @@ for s in "$@"; do
         stage "$s" "$TB" run --operator "$ops" --gpu H200 --autotune --quiet
       echo "$(date +%s.%N) $t0" | awk '{printf "%.1f\n", $1 - $2}' > "$OUTDIR/$s.wall_s"
       grep -E "precompile:|^run .* finished|stopped" "$LOGS/$s.log" | sed 's/^/    /' >> "$summary" ;;
+    autotune-profile)
+      # Where an autotuned case's time goes, from an empty cache (its own): the first and last
+      # case of each dtype of $PROFILE_OPS, compiled beside the cases; each row's search record
+      # (journal: search.seconds) splits the search's wall time into planning, first runs,
+      # verification, screens and full measurements. Results under the label H200-profile.
+      pops=${PROFILE_OPS:-softmax,layernorm,argmax,vector_add,relu,matmul_fp32_fp16_fp8}
+      pcache=/tmp/tilebench-profile-cache
+      rm -rf "$pcache"; mkdir -p "$pcache"
+      TILEBENCH_CACHE_DIR=$pcache STAGE_TIMEOUT=${STAGE_TIMEOUT:-300} \
+        stage autotune-profile "$TB" run --operator "$pops" --gpu H200-profile --autotune --cases "${PROFILE_CASES:-ends}" --quiet ;;
+    crosscheck)
+      # issue 15's cross-check alone (the `torch` stage also runs the long GPU test first)
+      STAGE_TIMEOUT=${STAGE_TIMEOUT:-400} stage crosscheck bash bench/torch/crosscheck.sh "$TB" "$ROOT/bench/results/torch" "$OPS" ;;
     autotune-agreement-1|autotune-agreement-2|autotune-agreement-3)
       # One chunk of operators each (a command of the device tool may run 10 minutes); the table
       # is in the log and OUTDIR/<stage>/agreement.md.

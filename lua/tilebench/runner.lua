@@ -102,17 +102,29 @@ end
 -- reason, finish. A plan may come with finish(), run after the verified run and never timed: it moves
 -- what the run produced into outs (the torch implementation's returned tensors) and returns
 -- true, or false and why the result cannot be compared (wrong shape or dtype: status wrong).
-local function build_and_check(op, case, spec, cfg, ins, refs, ctx)
+-- clock (optional): adds the seconds of planning (loading the kernels), the first run and the
+-- verification to clock.plan_s, run_s and verify_s.
+local function build_and_check(op, case, spec, cfg, ins, refs, ctx, clock)
   local verify = require("tb.verify")
+  local now = require("tb.sys").monotonic
+  local t0 = clock and now()
   local outs = op.module.outputs(case, ins, ctx)
   for _, t in pairs(outs) do verify.poison(t) end
   local plan, finish = spec.plan(case, ins, outs, cfg, ctx)
+  local t1 = clock and now()
   plan:run()
   if finish then
     local okf, why = finish()
     if not okf then return false, plan, outs, nil, why end
   end
+  local t2 = clock and now()
   local ok, report = verify_outputs(op, case, outs, refs)
+  if clock then
+    local t3 = now()
+    clock.plan_s = (clock.plan_s or 0) + (t1 - t0)
+    clock.run_s = (clock.run_s or 0) + (t2 - t1)
+    clock.verify_s = (clock.verify_s or 0) + (t3 - t2)
+  end
   return ok, plan, outs, report, nil, finish
 end
 
@@ -288,7 +300,7 @@ local function autotune(op, case, spec, impl, ins, refs, ctx, item)
         local plan = built[cand.key]
         if not plan then
           local t0 = require("tb.sys").monotonic()
-          local okv, p, _, report, why = build_and_check(op, case, spec, cand.cfg, ins, refs, ctx)
+          local okv, p, _, report, why = build_and_check(op, case, spec, cand.cfg, ins, refs, ctx, clock)
           if clock then clock.build_s = clock.build_s + (require("tb.sys").monotonic() - t0) end
           if not okv then return { wrong = why or mismatch_reason(report) } end
           verified[cand.key], built[cand.key], plan = report, p, p
