@@ -14,6 +14,8 @@
 -- default on every small case where triton imports; moe_topk_gating gets planted ties (lower index
 -- first) and histogramming out-of-range values (not counted), both for the reference, cuda and
 -- triton; kl_divergence, moe_topk_gating and histogramming check their input generators.
+-- flash_decode (issue 16's attention) also runs its `triton` default, and gets b_seqlen values
+-- other than the generator's (0, negative, past the allocation, partial blocks).
 -- Exits 77 (skipped) where no device is present.
 -- usage: tilebench script tests/gpu/operators_cpu_check.lua [--compile-only] [OPERATOR ...]
 --   --compile-only: no device needed; compiles every kernel the check would run into the NVRTC
@@ -380,6 +382,31 @@ function cpu.batch_normalization(c, h)
   return out
 end
 
+-- flash_decode: per (b, h) the lse-weighted mean of the first nb blocks (double precision),
+-- nb = min(ceil(b_seqlen[b] / block_seq), num_blocks), 0 for b_seqlen <= 0 (out = 0 / 1e-10).
+function cpu.flash_decode(c, h)
+  local p = c.params
+  local nbk = (p.seq_len + p.block_seq - 1) // p.block_seq
+  local out = {}
+  for bh = 0, p.batch * p.heads - 1 do
+    local len = h.b_seqlen[bh // p.heads + 1]
+    local nb = len <= 0 and 0 or math.min((len - 1) // p.block_seq + 1, nbk)
+    local m = -math.huge
+    for s = 0, nb - 1 do m = math.max(m, h.mid_o_lse[bh * nbk + s + 1]) end
+    local w, sw = {}, 0
+    for s = 0, nb - 1 do
+      w[s] = math.exp(h.mid_o_lse[bh * nbk + s + 1] - m)
+      sw = sw + w[s]
+    end
+    for d = 0, p.head_dim - 1 do
+      local a = 0
+      for s = 0, nb - 1 do a = a + w[s] * h.mid_o[(bh * nbk + s) * p.head_dim + d + 1] end
+      out[bh * p.head_dim + d + 1] = a / (sw + 1e-10)
+    end
+  end
+  return out
+end
+
 function cpu.mean_reduction(c, h)
   local rows, cols = c.params.M, c.params.N
   local out = {}
@@ -473,6 +500,16 @@ local CASES = {
                                      { N = 333, C = 100, eps = 1e-5 }, { N = 2, C = 37, eps = 1e-5 },
                                      { N = 5001, C = 64, eps = 1e-5 }, { N = 1, C = 33, eps = 1e-5 },
                                      { N = 3000, C = 1030, eps = 1e-5 } } },
+  -- the grid's first case (one CTA per (b, h)), a partial last block, many splits (2500 blocks:
+  -- the split count capped), head_dim 6 (scalar loads, a row narrower than a warp), 256 (two
+  -- vectors a thread), one block, and the grid's largest case
+  flash_decode = { dtypes = { "fp32" },
+                   params = { { batch = 2, heads = 8, head_dim = 128, block_seq = 128, seq_len = 2048 },
+                              { batch = 3, heads = 5, head_dim = 128, block_seq = 128, seq_len = 1000 },
+                              { batch = 1, heads = 3, head_dim = 64, block_seq = 16, seq_len = 40000 },
+                              { batch = 2, heads = 2, head_dim = 6, block_seq = 7, seq_len = 100 },
+                              { batch = 1, heads = 1, head_dim = 256, block_seq = 128, seq_len = 128 },
+                              { batch = 2, heads = 8, head_dim = 128, block_seq = 128, seq_len = 40960 } } },
   mean_reduction = { dtypes = { "fp16", "bf16", "fp32" },
                      params = { { M = 5, N = 1001 }, { M = 33, N = 20480 }, { M = 3, N = 17 }, { M = 7, N = 20480 },
                                 { M = 9, N = 4097 }, { M = 1001, N = 100 }, { M = 300, N = 4096 } } },
@@ -620,7 +657,7 @@ end
 -- Operators whose `triton` implementation also runs here, in its default configuration only
 -- (triton compiles on the GPU machine: a second or two per kernel), where triton imports.
 local TRITON_DEFAULT = { l2_norm = true, cross_entropy = true, kl_divergence = true, moe_topk_gating = true,
-                         histogramming = true, batch_normalization = true }
+                         histogramming = true, batch_normalization = true, flash_decode = true }
 
 local function check_triton_default(op, c, ctx, ins, refs, where)
   local spec = op.module.implementations.triton
@@ -691,6 +728,8 @@ end
 
 -- issue 16's reduction/norm operators (docs/REDUCTIONS.md), checked after the others
 for _, n in ipairs({ "l2_norm", "cross_entropy", "kl_divergence", "moe_topk_gating", "histogramming", "batch_normalization" }) do ORDER[#ORDER + 1] = n end
+-- issue 16's attention operators (docs/ATTENTION.md)
+ORDER[#ORDER + 1] = "flash_decode"
 
 -- The default implementations, plus triton where it imports (the checks of stated rules run it too).
 local function with_triton(op, where)
@@ -765,6 +804,28 @@ local function check_hist_outliers(op)
   print(string.format("ok  %s", where))
 end
 
+-- flash_decode with b_seqlen other than seq_len (the generator fills it with seq_len): 0 and a
+-- negative length (no block: out = 0), one token, a length past the allocation (only the blocks
+-- that exist), a partial block, and a middle length; each (b, h) row ends its blocks elsewhere,
+-- so split CTAs past a row's end hold empty shares. head_dim 128 (16-byte loads) and 6 (scalars).
+local function check_flash_decode_lengths(op)
+  for _, hd in ipairs({ 128, 6 }) do
+    local p = { batch = 6, heads = 3, head_dim = hd, block_seq = 64, seq_len = 3000 } -- 47 blocks
+    local c = { params = p, dtype = "fp32", index = 1, id = "lengths" }
+    local where = string.format("flash_decode head_dim=%d varied b_seqlen", hd)
+    local ctx <close> = context.new(op, c)
+    local ins = op.module.inputs(c, ctx)
+    ins.b_seqlen = ctx.from_table({ 0, 1, 8000, 193, -7, 1500 }, "int32", { p.batch })
+    local refs = op.module.outputs(c, ins, ctx)
+    for _, t in pairs(refs) do verify.poison(t) end
+    op.module.reference(c, ins, refs, ctx):run()
+    local atol, rtol = config.tolerance(nil, "fp32")
+    compare_cpu(where .. " reference vs CPU", refs.out:to_host(), cpu.flash_decode(c, host_all(ins)), atol, rtol)
+    check_impls(op, c, ctx, ins, refs, where, with_triton(op, where))
+    print(string.format("ok  %s", where))
+  end
+end
+
 local selected = {}
 for i = 1, #arg do selected[#selected + 1] = arg[i] end
 if #selected == 0 then selected = ORDER end
@@ -822,6 +883,7 @@ for _, name in ipairs(selected) do
   if name == "argmax" then check_argmax_ties(op) end
   if name == "moe_topk_gating" then check_moe_ties(op) end
   if name == "histogramming" then check_hist_outliers(op) end
+  if name == "flash_decode" then check_flash_decode_lengths(op) end
 end
 
 print(string.format("%d checks, %d failures", checks, failures))
