@@ -3,7 +3,8 @@
 #   bash scripts/gpu-session.sh OUTDIR STAGE [STAGE...]
 # Stages: info, torch-probe, autotune-diag, ctest (GPU tests, quick ones), ctest-slow (isolation, resume), ctest-all, vector_add,
 # peaks, rho-check (bench/rho/check.lua on results/H200/csv), power-order (-matmul, -bmm: bench/power/order.sh, issue 19's run-order target), compare-aa-1/-2/-3, compare-aa-planted, compare-aa (bench/compare/aa.sh: compare's A/A
-# and planted-slowdown check, one device call each), matmul, fidelity, operators (all operators, default mode), autotune, autotune-last (the
+# and planted-slowdown check, one device call each), matmul, fidelity, fidelity-operators (issue 19's
+# fidelity rows: the suite's cuda kernels against ncu minus its launch excess), operators (all operators, default mode), autotune, autotune-last (the
 # last case of each dtype), autotune-full-cold (all operators, every case, autotune mode, from an
 # empty NVRTC cache: issue 14's target is 10 minutes), autotune-full-warm (the same again with the
 # cache autotune-full-cold filled, in a later call on the same machine: 5 minutes),
@@ -118,6 +119,16 @@ for s in "$@"; do
       stage matmul bash bench/matmul/run.sh "$TB" ;;
     fidelity)
       stage fidelity bash bench/timing_fidelity/run.sh "$OUTDIR/fidelity" ;;
+    fidelity-operators)
+      # bench/timing_fidelity/operators.sh (issue 19, section 2): the cuda kernels of 10 operators
+      # timed by `tilebench run` and by ncu (the same cubins from the NVRTC cache, the same cases),
+      # against ncu minus its launch excess (nop_1, same run). Rows merged into
+      # bench/results/timing_fidelity_H200.csv; the table, the ncu logs and the run logs travel in
+      # the logs (fidelity-operators.d/). Exit 1 when a row misses or fails its target.
+      STAGE_TIMEOUT=${STAGE_TIMEOUT:-560} stage fidelity-operators bash bench/timing_fidelity/operators.sh "$OUTDIR/fidelity-operators"
+      mkdir -p "$LOGS/fidelity-operators.d"
+      (cd "$OUTDIR/fidelity-operators" 2>/dev/null && cp ./*.txt ./*.log ./*.csv "$LOGS/fidelity-operators.d/" 2>/dev/null)
+      cat "$OUTDIR/fidelity-operators/fidelity_operators.txt" >> "$summary" 2>/dev/null ;;
     operators)
       ops=$OPS
       stage operators "$TB" run --operator "$ops" --gpu H200 --quiet ;;

@@ -9,7 +9,8 @@ _TO_BASE = {"ns": 1.0, "nsecond": 1.0, "us": 1e3, "usecond": 1e3, "ms": 1e6, "ms
 
 
 def kernels(path):
-    """One dict per profiled kernel, in order: metric name -> value (durations in ns)."""
+    """One dict per profiled kernel, in order: metric name -> value (durations in ns), and under
+    "_name" the kernel's name as ncu printed it (operators.py tells kernels apart by it)."""
     if not os.path.exists(path):
         return []
     lines = open(path).read().splitlines()
@@ -17,10 +18,13 @@ def kernels(path):
     if start is None:
         return []
     rows, by_id = [], {}
-    for r in csv.DictReader(lines[start:]):
+    # ncu's own messages (==PROF==, ==WARNING==) may follow or interleave the table: not rows.
+    for r in csv.DictReader(l for l in lines[start:] if not l.startswith("==")):
+        if r.get("ID") is None or r.get("Metric Value") is None:
+            continue
         row = by_id.get(r["ID"])
         if row is None:
-            row = by_id[r["ID"]] = {}
+            row = by_id[r["ID"]] = {"_name": r.get("Kernel Name", "")}
             rows.append(row)
         try:
             v = float(r["Metric Value"].replace(",", ""))

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# operators.sh: the timer checked on the suite's own kernels (issue 19, section 2). For each row
+# of operators.py's GROUPS (the `cuda` implementation of vector_add fp32/fp16, softmax fp16,
+# layernorm fp16, rmsnorm bf16, argmax fp32, swiglu fp16, mean_reduction fp32, relu bf16 at their
+# first and last case, matmul fp16 at its first):
+#   1. tilebench's time: `tilebench run --impl cuda --cases ends|first` with the default protocol
+#      (CUPTI, adaptive, graph, read eviction before each run), results under OUTDIR;
+#   2. the empty kernel (kernels.cu's nop_1) by tilebench (fidelity.lua, defaults);
+#   3. ncu's time of the same kernels: the same `tilebench run` (same cases, so the same inputs;
+#      no precompile, so every kernel is loaded from the NVRTC cache step 1 used) in one process
+#      under ncu --cache-control all --clock-control none, gpu__time_duration.sum, the
+#      operators' reference and cuda kernels only (the reference launch separates the cases),
+#      with CUDA events as tilebench's clock (ncu is a CUPTI subscriber itself) and a short fixed
+#      protocol (1 verification run, 1 warm-up, 5 samples: 7 launches per case); then the empty
+#      kernel the same way, launched by fidelity.lua under ncu;
+#   4. operators.py: the table against the restated target (fidelity_target.py), in
+#      OUTDIR/fidelity_operators.txt and OUTDIR/timing_fidelity_operators_<GPU>.csv; the rows are
+#      merged into bench/results/timing_fidelity_<GPU>.csv (same kernel replaced).
+# ncu and tilebench's CUPTI never run at the same time (steps 1-2, then 3).
+# usage (repo root, GPU machine, ./build/tilebench): bash bench/timing_fidelity/operators.sh OUTDIR
+#   ~2-4 minutes on an H200 with a warm NVRTC cache. Exit 0 when every row meets its target.
+set -uo pipefail
+OUT=${1:-}
+if [ -z "$OUT" ] || [ $# -ne 1 ]; then
+  echo "usage: bash bench/timing_fidelity/operators.sh OUTDIR" >&2
+  exit 2
+fi
+GPU=${TB_GPU_LABEL:-H200}
+HERE=$(cd "$(dirname "$0")" && pwd)
+PY="$HERE/operators.py"
+command -v python3 >/dev/null || { echo "operators.sh: python3 is needed for the table" >&2; exit 2; }
+mkdir -p "$OUT" || exit 2
+OUT=$(cd "$OUT" && pwd)
+rm -rf "$OUT/tilebench_results" "$OUT/ncu_results" "$OUT"/ncu_*.csv "$OUT"/ncu_*.log "$OUT/ncu_groups.txt"
+. "$HERE/common.sh" # builds $W/fid.cubin (the empty kernel) and $W/cases.txt; sets TB, W, step
+grep '^nop_1 ' "$W/cases.txt" > "$W/nop.txt" || { echo "operators.sh: no nop_1 case in kernels.cu's table" >&2; exit 1; }
+CACHE=${TILEBENCH_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tilebench/rtc}
+cache_list() { (cd "$CACHE" 2>/dev/null && find . -type f ! -name '*.tmp*' | sort); }
+
+python3 "$PY" groups > "$W/groups.txt" || exit 1
+step "tilebench: the cuda implementation, default protocol ($(wc -l < "$W/groups.txt") runs)"
+while read -r dtype cases ops regex; do
+  echo "== tilebench run --operator $ops --dtype $dtype --cases $cases --impl cuda" >> "$OUT/tilebench_run.log"
+  TILEBENCH_RESULTS_DIR="$OUT/tilebench_results" timeout 300 "$TB" run --operator "$ops" --dtype "$dtype" \
+    --cases "$cases" --impl cuda --gpu "$GPU" >> "$OUT/tilebench_run.log" 2>&1 ||
+    echo "tilebench run ($ops $dtype) failed (exit $?): see tilebench_run.log"
+done < "$W/groups.txt"
+step "tilebench: the empty kernel (fidelity.lua, defaults)"
+"$TB" script "$HERE/fidelity.lua" "$W/fid.cubin" "$W/nop.txt" "$OUT/tilebench_nop.csv" sweep \
+  > "$OUT/tilebench_nop.log" 2>&1 || echo "tilebench (empty kernel) failed: see tilebench_nop.log"
+
+cache_list > "$OUT/cache_before.txt"
+if command -v ncu >/dev/null; then
+  NCU=(ncu --cache-control all --clock-control none --metrics gpu__time_duration.sum --csv --print-units base
+       --target-processes application-only)
+  # tilebench's side of these runs is not a measurement: CUDA events (no CUPTI under ncu), no
+  # graph, no clock probe, 1 warm-up and 5 samples; every launch of the cuda kernel is profiled.
+  SHORT=(--no-isolate --no-precompile --quiet --protocol fixed --warmup 1 --repeat 5 --timer events --no-graph
+         --no-clock-check)
+  i=0
+  while read -r dtype cases ops regex; do
+    step "ncu: $ops $dtype ($cases)"
+    echo "$i $dtype $cases $ops" >> "$OUT/ncu_groups.txt"
+    TILEBENCH_RESULTS_DIR="$OUT/ncu_results" timeout 240 "${NCU[@]}" -k "$regex" --log-file "$OUT/ncu_$i.csv" \
+      "$TB" run --operator "$ops" --dtype "$dtype" --cases "$cases" --impl cuda --gpu "$GPU-ncu" "${SHORT[@]}" \
+      > "$OUT/ncu_$i.log" 2>&1 || { echo "ncu failed (exit $?):"; tail -5 "$OUT/ncu_$i.log"; }
+    i=$((i + 1))
+  done < "$W/groups.txt"
+  step "ncu: the empty kernel, launched by tilebench"
+  timeout 120 "${NCU[@]}" -k 'regex:^nop$' --log-file "$OUT/ncu_nop.csv" \
+    "$TB" script "$HERE/fidelity.lua" "$W/fid.cubin" "$W/nop.txt" "$OUT/ncu_nop_tb.csv" stability \
+    clock=events graph=false clock_check=false mode=fixed warmup=1 repeat=5 \
+    > "$OUT/ncu_nop.log" 2>&1 || { echo "ncu (empty kernel) failed (exit $?):"; tail -5 "$OUT/ncu_nop.log"; }
+else
+  echo "ncu not on PATH: no ncu_us column"
+fi
+cache_list > "$OUT/cache_after.txt"
+comm -13 "$OUT/cache_before.txt" "$OUT/cache_after.txt" > "$OUT/cache_new.txt"
+
+step "table"
+python3 "$PY" table "$OUT" "$GPU"
+rc=$?
+mkdir -p bench/results
+python3 "$PY" merge "$OUT/timing_fidelity_operators_$GPU.csv" "bench/results/timing_fidelity_$GPU.csv"
+cp "$OUT/timing_fidelity_operators_$GPU.csv" bench/results/
+cp "$OUT/fidelity_operators.txt" "bench/results/timing_fidelity_${GPU}_operators.txt"
+exit $rc

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# fidelity_operators_script.sh: bench/timing_fidelity/operators.sh end to end without a GPU, so
+# a slip in its shell reaches no device call. nvcc and ncu are stand-ins on PATH: nvcc writes a
+# fid_cases that lists kernels.cu's case table; ncu records its command line and runs the
+# command it profiles with --dry-run added (the real binary then checks every flag operators.sh
+# hands `tilebench run` under ncu, and the items they select). Here the real `tilebench run` and
+# fidelity.lua find no device: every row is missing and the script says so (exit 1).
+set -u
+: "${TILEBENCH:?}" "${TILEBENCH_HOME:?}"
+command -v python3 >/dev/null || { echo "python3 not found"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/bin" "$tmp/tree/build"
+cat > "$tmp/bin/nvcc" <<'NVCC'
+#!/usr/bin/env bash
+out=""; cubin=0
+while [ $# -gt 0 ]; do
+  case $1 in -o) out=$2; shift ;; -cubin) cubin=1 ;; esac
+  shift
+done
+[ -n "$out" ] || exit 1
+if [ $cubin = 1 ]; then echo "fake cubin" > "$out"; exit 0; fi
+printf '#!/usr/bin/env bash\n[ "$1" = --list ] || exit 1\nprintf "copy_32K 0 2048 65536 8 256\\nnop_1 3 1 0 1 256\\nnop_2112 3 2112 0 2112 256\\n"\n' > "$out"
+chmod +x "$out"
+NVCC
+cat > "$tmp/bin/ncu" <<'NCU'
+#!/usr/bin/env bash
+# Records the command line; runs the profiled tilebench command with --dry-run (`run` only).
+printf '%s\n' "$*" >> "$NCU_CALLS"
+app=()
+seen=0
+for a in "$@"; do
+  if [ $seen = 1 ]; then app+=("$a"); elif [ "$a" = "$TILEBENCH" ]; then seen=1; fi
+done
+[ $seen = 1 ] || { echo "ncu stand-in: no tilebench in the command" >&2; exit 9; }
+if [ "${app[0]}" = run ]; then
+  "$TILEBENCH" "${app[@]}" --dry-run >> "$NCU_DRY" 2>&1
+  echo "rc=$?" >> "$NCU_DRY"
+fi
+exit 0
+NCU
+chmod +x "$tmp/bin/ncu" "$tmp/bin/nvcc"
+export NCU_CALLS="$tmp/ncu_calls" NCU_DRY="$tmp/ncu_dry"
+cd "$tmp/tree" || exit 1
+PATH="$tmp/bin:$PATH" TILEBENCH_CACHE_DIR="$tmp/cache" \
+  bash "$TILEBENCH_HOME/bench/timing_fidelity/operators.sh" "$tmp/out" > "$tmp/log" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "nothing measured: want exit 1, got $rc: $(tail -20 "$tmp/log")"
+# tilebench's side ran, once per group, and failed for want of a device, logged
+[ "$(grep -c '^== tilebench run --operator' "$tmp/out/tilebench_run.log")" -eq 4 ] || fail "tilebench side: want 4 runs"
+grep -q 'no CUDA driver found\|no CUDA device' "$tmp/out/tilebench_run.log" || fail "tilebench side: no device message"
+grep -q 'tilebench (empty kernel) failed' "$tmp/log" || fail "empty kernel: failure not said"
+# ncu: 4 groups and the empty kernel, each with the fidelity flags and its own log file
+[ "$(wc -l < "$tmp/ncu_calls")" -eq 5 ] || fail "ncu: want 5 calls: $(cat "$tmp/ncu_calls")"
+flags='--cache-control all --clock-control none --metrics gpu__time_duration.sum --csv --print-units base --target-processes application-only'
+[ "$(grep -cF -- "$flags -k " "$tmp/ncu_calls")" -eq 5 ] || fail "ncu flags: $(cat "$tmp/ncu_calls")"
+python3 "$TILEBENCH_HOME/bench/timing_fidelity/operators.py" groups > "$tmp/groups"
+i=0
+while read -r dtype cases ops regex; do
+  grep -qF -- "-k $regex --log-file $tmp/out/ncu_$i.csv $TILEBENCH run --operator $ops --dtype $dtype --cases $cases --impl cuda" \
+    "$tmp/ncu_calls" || fail "ncu call $i ($ops $dtype): $(cat "$tmp/ncu_calls")"
+  i=$((i + 1))
+done < "$tmp/groups"
+grep -qF -- "-k regex:^nop\$ --log-file $tmp/out/ncu_nop.csv $TILEBENCH script" "$tmp/ncu_calls" || fail "ncu nop call"
+grep -q 'fidelity.lua .* stability clock=events graph=false clock_check=false mode=fixed warmup=1 repeat=5$' "$tmp/ncu_calls" ||
+  fail "ncu nop: options"
+# every `tilebench run` ncu profiles parses and selects the issue's cases: 6 + 8 + 4 + 1 items
+[ "$(grep -c '^rc=0$' "$tmp/ncu_dry")" -eq 4 ] || fail "the run under ncu does not parse: $(cat "$tmp/ncu_dry")"
+[ "$(grep -E '^[0-9]+ work items' "$tmp/ncu_dry" | awk '{print $1}' | tr '\n' ' ')" = "6 8 4 1 " ] ||
+  fail "items under ncu: $(grep 'work items' "$tmp/ncu_dry")"
+grep -q '^  default  fp16      #1   K=1024, M=4096, N=4096$' "$tmp/ncu_dry" || fail "matmul case: $(grep -A2 matmul "$tmp/ncu_dry")"
+# the table: every row missing, saying why; nothing merged but the header
+grep -q '^0 rows judged: 0 ok, 0 FAIL; 20 missing' "$tmp/out/fidelity_operators.txt" || fail "table summary"
+grep -q "^softmax_fp16_last .*tilebench: 0 rows for softmax fp16, expected 2 (see tilebench_run.log); ncu: no kernel in ncu_1.csv (see ncu_1.log)" \
+  "$tmp/out/fidelity_operators.txt" || fail "softmax note: $(grep softmax_fp16_last "$tmp/out/fidelity_operators.txt")"
+[ -s "$tmp/out/cache_new.txt" ] && fail "cache_new.txt: $(cat "$tmp/out/cache_new.txt")"
+[ "$(cat bench/results/timing_fidelity_H200.csv)" = "kernel,bytes,ncu_us,tilebench_us,events_us,do_bench_us" ] ||
+  fail "merge of nothing: $(cat bench/results/timing_fidelity_H200.csv)"
+[ -f bench/results/timing_fidelity_H200_operators.txt ] || fail "table not copied to bench/results"
+echo ok
