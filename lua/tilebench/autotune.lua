@@ -3,7 +3,7 @@
 -- the seeds (the winner of the neighbouring case of the same operator, dtype and implementation
 -- in this run, then the winner of the same or nearest case of an earlier run, --autotune-from)
 -- and the kernels the precompile phase failed to compile. Both travel in the item's `autotune`
--- field: {search = "halving"|"exhaustive", finalists, budget, seeds = {impl -> {config strings}}, compile_failed =
+-- field: {search = "halving"|"exhaustive", finalists, full_n, budget, seeds = {impl -> {config strings}}, compile_failed =
 -- {impl -> {config string -> first lines of the log}}}.
 local journal = require("tilebench.journal")
 local rundir = require("tilebench.rundir")
@@ -69,7 +69,7 @@ Seeds.__index = Seeds
 -- the halving search's (search.DEFAULTS when nil).
 function M.new(opts)
   opts = opts or {}
-  return setmetatable({ from = opts.from or {}, search = opts.search, finalists = opts.finalists,
+  return setmetatable({ from = opts.from or {}, search = opts.search, finalists = opts.finalists, full_n = opts.full_n,
                         budget = opts.budget, last = {}, failed = {} }, Seeds)
 end
 
@@ -112,7 +112,7 @@ function Seeds:prepare(it)
   local failed = self.failed[string.format("%s|%s|%s", it.operator, it.dtype, tostring(it.case_index))]
   if failed then at.compile_failed = failed end
   if it.mode == "autotune" then
-    at.search, at.finalists, at.budget = self.search, self.finalists, self.budget
+    at.search, at.finalists, at.full_n, at.budget = self.search, self.finalists, self.full_n, self.budget
     at.seeds = {}
     for _, impl in ipairs(it.impls or {}) do
       local s = self:seeds_for(it, impl)

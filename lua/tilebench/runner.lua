@@ -243,7 +243,7 @@ function M.search_candidates(case, spec, impl, item, protocol, attempt)
     end
   end
   local rec = require("tilebench.search").run(cands, {
-    mode = at.search, seeds = (at.seeds or {})[impl], finalists = at.finalists, budget = at.budget,
+    mode = at.search, seeds = (at.seeds or {})[impl], finalists = at.finalists, full_n = at.full_n, budget = at.budget,
     screen = function(cand, samples)
       local t0 = now()
       local res, err = attempt(cand, timer_opts(protocol, timer_opts(SCREEN, { ["repeat"] = samples })), nil, clock)
@@ -267,7 +267,7 @@ function M.search_candidates(case, spec, impl, item, protocol, attempt)
     local e = rec.entries[key]
     tried[#tried + 1] = { config = key, status = e.status, reason = e.reason, ms = e.ms,
                           screen_ms = e.screen_ms, screen_samples = e.screen_samples,
-                          finalist = e.finalist, seed = e.seed }
+                          finalist = e.finalist, full = e.full, seed = e.seed }
   end
   local won = rec.best and results[rec.best.key]
   local best = won and { cfg = rec.best.cfg, key = rec.best.key, res = won.res, clock_note = won.clock_note }

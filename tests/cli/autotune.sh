@@ -142,6 +142,13 @@ run4=$(ls -t "$work/results/Fake/runs" | head -1)
 srch=$(grep -o '"search":{[^}]*}[^}]*}' "$work/results/Fake/runs/$run4/journal.jsonl")
 grep -q '"budget":60[,}]' <<<"$srch" && grep -q '"finalists":\["[^"]*"\]' <<<"$srch" && grep -q '"spent":48[,}]' <<<"$srch" && [ $rc -eq 0 ] \
   && ok "finalists and budget options" || bad "finalists/budget: rc=$rc $(grep -o '"search":{[^}]*}' "$work/results/Fake/runs/$run4/journal.jsonl")"
+# the full protocol: by default the best finalist only; --autotune-full 3: all three
+for n in 1 3; do
+  out=$("$TB" run --operator tune_fail --dtype fp32 --cases 1 --autotune --autotune-full $n --gpu Fake 2>&1); rc=$?
+  runf=$(ls -t "$work/results/Fake/runs" | head -1)
+  nf=$(grep -o '"full":true' "$work/results/Fake/runs/$runf/journal.jsonl" | wc -l)
+  [ $rc -eq 0 ] && [ "$nf" -eq $n ] && ok "--autotune-full $n: $n finalist(s) timed fully" || bad "--autotune-full $n: rc=$rc full=$nf"
+done
 
 # resume: the finished cases' winners seed the cases left (case 2 after a run stopped after case 1)
 before=$(ls "$work/results/Fake/runs" | sort)

@@ -36,13 +36,52 @@ describe("search.run halving", function()
     assert.equal("C=37", rec.best.key)
     assert.equal(100, rec.screened)
     assert.equal(3, #rec.finalists)
-    assert.equal(3, #calls.full)
+    -- only the best finalist by its last screen (at least final_samples long) is timed fully
+    assert.same({ "C=37" }, calls.full)
     assert.is_true(rec.rounds >= 3)
     assert.equal("ok", rec.entries["C=37"].status)
     assert.is_true(rec.entries["C=37"].finalist)
-    local screened_only = 0
-    for _, e in pairs(rec.entries) do if e.status == "screened" then screened_only = screened_only + 1 end end
-    assert.equal(97, screened_only)
+    assert.is_true(rec.entries["C=37"].full)
+    local screened_only, finalists_screened = 0, 0
+    for _, e in pairs(rec.entries) do
+      if e.status == "screened" then screened_only = screened_only + 1 end
+      if e.finalist and not e.full then
+        finalists_screened = finalists_screened + 1
+        assert.is_true(e.screen_samples >= search.DEFAULTS.final_samples)
+      end
+    end
+    assert.equal(99, screened_only)
+    assert.equal(2, finalists_screened)
+    -- full_n = 3: the three finalists timed fully, as before the final rung existed
+    cands, opts, calls = setup(100, function(i) return i == 37 and 0.5 or 2 + ((i * 37) % 101) / 100 end, true)
+    opts.full_n = 3
+    rec = search.run(cands, opts)
+    assert.equal(3, #calls.full)
+    assert.equal("C=37", rec.best.key)
+  end)
+
+  it("a final rung ranks finalists whose last screen was short; the next finalist replaces a failed one", function()
+    -- 23 candidates (a GEMM space): rounds of 5 and 15 samples, then the 3 finalists get a
+    -- final_samples screen, and the best of that rung the full protocol
+    local cands, opts, calls = setup(23, function(i) return 10 + i end)
+    local rec = search.run(cands, opts)
+    assert.equal(search.DEFAULTS.final_samples, rec.final_rung)
+    assert.same({ "C=1" }, calls.full)
+    for _, k in ipairs(rec.finalists) do
+      assert.equal(search.DEFAULTS.final_samples, rec.entries[k].screen_samples)
+    end
+    assert.equal(search.planned_samples(23), rec.spent)
+    assert.equal(23 * 5 + 8 * 15 + 3 * 45, rec.spent)
+    -- the best finalist's full protocol fails: the second is timed and wins
+    cands, opts, calls = setup(23, function(i) return 10 + i end)
+    local full = opts.full
+    opts.full = function(c) if c.key == "C=1" then return nil, { status = "timeout", reason = "slow" } end return full(c) end
+    rec = search.run(cands, opts)
+    assert.same({ "C=2" }, calls.full) -- (the failing call is not logged by setup's full)
+    assert.equal("C=2", rec.best.key)
+    assert.equal("timeout", rec.entries["C=1"].status)
+    assert.is_true(rec.entries["C=1"].full)
+    assert.is_nil(rec.entries["C=3"].full)
   end)
 
   it("respects the screening budget", function()
@@ -58,7 +97,8 @@ describe("search.run halving", function()
     opts.budget, opts.screen_samples = 20, 5
     rec = search.run(cands, opts)
     assert.equal(50, rec.screened)
-    assert.equal(50, calls.samples)
+    -- one sample each, then the final rung of the 3 finalists (outside the budget)
+    assert.equal(50 + 3 * search.DEFAULTS.final_samples, calls.samples)
     -- the unbounded plan is what planned_samples says
     for _, n in ipairs({ 1, 4, 10, 100, 1050 }) do
       cands, opts = setup(n, function(i) return i end)

@@ -42,7 +42,9 @@ M.spec = {
   { name = "autotune-search", type = "string", choices = { "halving", "exhaustive" },
     desc = "autotune search: screen every valid candidate briefly and time the best few fully (halving, the default), or time every one fully (exhaustive)" },
   { name = "autotune-finalists", type = "integer", metavar = "N", validate = positive,
-    desc = "halving: candidates given the full protocol (default 3)" },
+    desc = "halving: candidates in the final rung, ranked by a screen of at least 45 samples each (default 3)" },
+  { name = "autotune-full", type = "integer", metavar = "N", validate = positive,
+    desc = "halving: the best N finalists by that screen get the full protocol (default 1)" },
   { name = "autotune-budget", type = "integer", metavar = "N", validate = positive,
     desc = "halving: samples the screens may take in all, per case and implementation (default 3000)" },
   { name = "autotune-from", type = "string", metavar = "RUN", validate = from_ok,
@@ -357,7 +359,7 @@ function M.run(args)
   -- Autotune seeds and the precompile phase (compilation is not measurement: every kernel the
   -- items need is compiled here, in parallel, before anything is timed).
   local seeds = require("tilebench.autotune").new({ from = from, search = opts["autotune-search"],
-    finalists = opts["autotune-finalists"], budget = opts["autotune-budget"] })
+    finalists = opts["autotune-finalists"], full_n = opts["autotune-full"], budget = opts["autotune-budget"] })
   -- a resumed run's finished cases seed their neighbours as they would have
   for _, r in ipairs(done_rows and journal.latest(done_rows) or {}) do
     if not rundir.is_operator_row(r) then seeds:record(r, { r }) end
