@@ -396,7 +396,8 @@ static gpu_status setup(measure *m, const measure_env *env, const measure_opts *
   if (st != GPU_OK || r->code != NULL) return st;
   kernel_time_setup(m);
   graph_setup(m);
-  power_setup(m);
+  if (o->power) power_setup(m);
+  else snprintf(r->power_reason, sizeof r->power_reason, "off (option power = false)");
   r->setup_s = measure_wall_now() - t_start;
   return GPU_OK;
 }

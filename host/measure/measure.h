@@ -46,6 +46,7 @@ typedef struct measure_opts {
   int reading;          /* 0 sustained, 1 cold (each sample after a cool-down) */
   double cooldown_max;  /* seconds a cool-down may last */
   double settle_window, settle_tol; /* the clock-settle rule under a cap (tb_clock_settled) */
+  int power;            /* read the power source around each batch (power.c) */
 } measure_opts;
 
 typedef struct measure_opt_desc {

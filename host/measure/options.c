@@ -13,7 +13,8 @@ const measure_opts measure_default_opts = {
   .min_time = 0.05, .timeout = 15, .noise_plateau = 0.02, .flush = 1, .flush_bytes = -1, .flush_mode = 0,
   .flush_tlb_bytes = 0, .graph = 1, .graph_group = 0, .group_events = 0, .clock = 0, .clock_check = 1,
   .sustained_clock = 1, .throttle_threshold = 0.90, .clock_window_ns = 2000, .clock_interval = 0.005,
-  .sync_timeout = 60, .conditions = 0, .reading = 0, .cooldown_max = 5, .settle_window = 0.25, .settle_tol = 0.01};
+  .sync_timeout = 60, .conditions = 0, .reading = 0, .cooldown_max = 5, .settle_window = 0.25, .settle_tol = 0.01,
+  .power = 1};
 
 #define OFF(f) offsetof(measure_opts, f)
 const measure_opt_desc measure_options[] = {
@@ -59,6 +60,10 @@ const measure_opt_desc measure_options[] = {
   {"sustained_clock", MEASURE_OPT_BOOLEAN, OFF(sustained_clock), NULL, 0, 0, "true",
    "once max(10, min_samples) samples were dropped and more dropped than kept, the load sustains "
    "that clock (power-limited): keep every sample, those dropped included, and say so"},
+  {"power", MEASURE_OPT_BOOLEAN, OFF(power), NULL, 0, 0, "true",
+   "read the power source (NVML: clocks, cap reasons, power) around each batch; false: no readings "
+   "(no cap_fraction, no clock-settle rule, a cool-down is a plain pause), e.g. for the autotune "
+   "screens, where each reading is three driver queries per batch"},
   {"clock_window_ns", MEASURE_OPT_INTEGER, OFF(clock_window_ns), NULL, 200, 1e7, "2000",
    "globaltimer window of the clock probe"},
   {"clock_interval", MEASURE_OPT_NUMBER, OFF(clock_interval), NULL, 0, 10, "0.005",

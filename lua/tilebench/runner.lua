@@ -198,8 +198,10 @@ end
 -- is the row's. Returns best = {cfg, res} | nil, tried (entries in trial order), search record,
 -- fatal. Screens never cool down (conditions "sequential", reading "sustained"): a cool-down of up
 -- to cooldown_max per screened candidate would make the search's cost the cool-downs'; the
--- finalists get the case's conditions and reading.
-local SCREEN = { mode = "fixed", warmup = 2, timeout = 1.0, conditions = "sequential", reading = "sustained" }
+-- finalists get the case's conditions and reading. Nor do screens read the power source (power =
+-- false): a reading is three driver queries, taken at each batch's start and end and every 5 ms
+-- between, host time per candidate that the ranking does not use.
+local SCREEN = { mode = "fixed", warmup = 2, timeout = 1.0, conditions = "sequential", reading = "sustained", power = false }
 M.SCREEN = SCREEN
 
 -- The precompile phase's log for impl in cfg at item's case, or nil (item.autotune.compile_failed).

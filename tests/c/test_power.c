@@ -97,6 +97,25 @@ static void test_source_absent(void) {
   measure_result_free(&r);
 }
 
+/* ---- power = false: the source is never opened nor read, and the reason says why ----------- */
+static void test_power_off(void) {
+  measure_env env = setup();
+  fake.power_absent = 0;
+  fake.power_reads = 0;
+  measure_opts o = quick();
+  o.power = 0;
+  measure_result r;
+  CHECK(measure_run(&env, &o, &r) == GPU_OK && r.code == NULL, "measures with power = false");
+  CHECK(r.n >= 10 && !r.power_read && r.power_readings == 0, "n %zu read %d", r.n, r.power_read);
+  CHECK(strstr(r.power_reason, "power = false") != NULL, "reason: %s", r.power_reason);
+  CHECK(fake.power_reads == 0, "no reading with power = false (%d)", (int)fake.power_reads);
+  measure_result_free(&r);
+  o.power = 1; /* and on again: the same source is read */
+  CHECK(measure_run(&env, &o, &r) == GPU_OK && r.code == NULL && r.power_readings > 0 && fake.power_reads > 0,
+        "readings with power = true: %zu", (size_t)r.power_readings);
+  measure_result_free(&r);
+}
+
 /* ---- readings: cap share, reasons, medians ------------------------------------------------- */
 static void every_other_capped(uint64_t nth, gpu_power_reading *out, void *user) {
   (void)user;
@@ -318,6 +337,7 @@ static void test_settle_in_engine(void) {
 int main(void) {
   test_nvml_missing();
   test_source_absent();
+  test_power_off();
   test_cap_fraction();
   test_idle_rule();
   test_cooldown();
