@@ -14,8 +14,9 @@
 -- default on every small case where triton imports; moe_topk_gating gets planted ties (lower index
 -- first) and histogramming out-of-range values (not counted), both for the reference, cuda and
 -- triton; kl_divergence, moe_topk_gating and histogramming check their input generators.
--- flash_decode (issue 16's attention) also runs its `triton` default, and gets b_seqlen values
--- other than the generator's (0, negative, past the allocation, partial blocks).
+-- flash_decode and linear_self_attention (issue 16's attention) also run their `triton` default;
+-- flash_decode gets b_seqlen values other than the generator's (0, negative, past the allocation,
+-- partial blocks).
 -- Exits 77 (skipped) where no device is present.
 -- usage: tilebench script tests/gpu/operators_cpu_check.lua [--compile-only] [OPERATOR ...]
 --   --compile-only: no device needed; compiles every kernel the check would run into the NVRTC
@@ -407,6 +408,40 @@ function cpu.flash_decode(c, h)
   return out
 end
 
+-- linear_self_attention: S = phi(K)^T V, Z = column sums of phi(K), out = phi(Q) S / (phi(Q) Z +
+-- eps), in double with phi rounded to fp32 as the kernels compute it (x + 1, or exp).
+local function lsa_phi(x) return round_to("fp32", x > 0 and x + 1 or math.exp(x)) end
+function cpu.linear_self_attention(c, h)
+  local M, D, eps = c.params.M, c.params.D, c.params.eps
+  local S, Z = {}, {}
+  for i = 0, D * D - 1 do S[i] = 0 end
+  for i = 0, D - 1 do Z[i] = 0 end
+  for m = 0, M - 1 do
+    local base = m * D
+    for i = 0, D - 1 do
+      local pk = lsa_phi(h.K[base + i + 1])
+      Z[i] = Z[i] + pk
+      local row = i * D
+      for j = 0, D - 1 do S[row + j] = S[row + j] + pk * h.V[base + j + 1] end
+    end
+  end
+  local out, pq = {}, {}
+  for m = 0, M - 1 do
+    local base = m * D
+    local den = 0
+    for i = 0, D - 1 do
+      pq[i] = lsa_phi(h.Q[base + i + 1])
+      den = den + pq[i] * Z[i]
+    end
+    for j = 0, D - 1 do
+      local num = 0
+      for i = 0, D - 1 do num = num + pq[i] * S[i * D + j] end
+      out[base + j + 1] = num / (den + eps)
+    end
+  end
+  return out
+end
+
 function cpu.mean_reduction(c, h)
   local rows, cols = c.params.M, c.params.N
   local out = {}
@@ -510,6 +545,12 @@ local CASES = {
                               { batch = 2, heads = 2, head_dim = 6, block_seq = 7, seq_len = 100 },
                               { batch = 1, heads = 1, head_dim = 256, block_seq = 128, seq_len = 128 },
                               { batch = 2, heads = 8, head_dim = 128, block_seq = 128, seq_len = 40960 } } },
+  -- M not a multiple of 32 (rows past M must enter neither S nor Z), each D of the grid, one row,
+  -- and the grid's odd M = 10000
+  linear_self_attention = { dtypes = { "fp32" },
+                            params = { { M = 37, D = 32, eps = 1e-6 }, { M = 1000, D = 64, eps = 1e-6 },
+                                       { M = 130, D = 128, eps = 1e-6 }, { M = 5, D = 256, eps = 1e-6 },
+                                       { M = 1, D = 32, eps = 1e-6 }, { M = 10000, D = 32, eps = 1e-6 } } },
   mean_reduction = { dtypes = { "fp16", "bf16", "fp32" },
                      params = { { M = 5, N = 1001 }, { M = 33, N = 20480 }, { M = 3, N = 17 }, { M = 7, N = 20480 },
                                 { M = 9, N = 4097 }, { M = 1001, N = 100 }, { M = 300, N = 4096 } } },
@@ -657,7 +698,8 @@ end
 -- Operators whose `triton` implementation also runs here, in its default configuration only
 -- (triton compiles on the GPU machine: a second or two per kernel), where triton imports.
 local TRITON_DEFAULT = { l2_norm = true, cross_entropy = true, kl_divergence = true, moe_topk_gating = true,
-                         histogramming = true, batch_normalization = true, flash_decode = true }
+                         histogramming = true, batch_normalization = true, flash_decode = true,
+                         linear_self_attention = true }
 
 local function check_triton_default(op, c, ctx, ins, refs, where)
   local spec = op.module.implementations.triton
@@ -730,6 +772,7 @@ end
 for _, n in ipairs({ "l2_norm", "cross_entropy", "kl_divergence", "moe_topk_gating", "histogramming", "batch_normalization" }) do ORDER[#ORDER + 1] = n end
 -- issue 16's attention operators (docs/ATTENTION.md)
 ORDER[#ORDER + 1] = "flash_decode"
+ORDER[#ORDER + 1] = "linear_self_attention"
 
 -- The default implementations, plus triton where it imports (the checks of stated rules run it too).
 local function with_triton(op, where)
