@@ -14,7 +14,8 @@
 -- default on every small case where triton imports; moe_topk_gating gets planted ties (lower index
 -- first) and histogramming out-of-range values (not counted), both for the reference, cuda and
 -- triton; kl_divergence, moe_topk_gating and histogramming check their input generators.
--- flash_decode and linear_self_attention (issue 16's attention) also run their `triton` default;
+-- flash_decode, linear_self_attention and flash_attention (issue 16's attention) also run their
+-- `triton` default;
 -- flash_decode gets b_seqlen values other than the generator's (0, negative, past the allocation,
 -- partial blocks).
 -- Exits 77 (skipped) where no device is present.
@@ -442,6 +443,40 @@ function cpu.linear_self_attention(c, h)
   return out
 end
 
+-- flash_attention: softmax(q k^T / sqrt(D) + causal) v per (b, h) in double (two passes), against
+-- the fp16 reference within fp16's tolerance (the reference rounds once).
+function cpu.flash_attention(c, h)
+  local p = c.params
+  local S, D = p.seq_len, p.head_dim
+  local causal = p.causal == nil or p.causal == true or p.causal == 1
+  local scale = 1 / math.sqrt(D)
+  local out = {}
+  for bh = 0, p.batch_size * p.n_heads - 1 do
+    local base = bh * S * D
+    for i = 0, S - 1 do
+      local jend = causal and i or S - 1
+      local w, m = {}, -math.huge
+      for j = 0, jend do
+        local dot = 0
+        for d = 1, D do dot = dot + h.q[base + i * D + d] * h.k[base + j * D + d] end
+        w[j] = dot * scale
+        if w[j] > m then m = w[j] end
+      end
+      local l = 0
+      for j = 0, jend do
+        w[j] = math.exp(w[j] - m)
+        l = l + w[j]
+      end
+      for d = 1, D do
+        local a = 0
+        for j = 0, jend do a = a + w[j] * h.v[base + j * D + d] end
+        out[base + i * D + d] = a / l
+      end
+    end
+  end
+  return out
+end
+
 function cpu.mean_reduction(c, h)
   local rows, cols = c.params.M, c.params.N
   local out = {}
@@ -551,6 +586,15 @@ local CASES = {
                             params = { { M = 37, D = 32, eps = 1e-6 }, { M = 1000, D = 64, eps = 1e-6 },
                                        { M = 130, D = 128, eps = 1e-6 }, { M = 5, D = 256, eps = 1e-6 },
                                        { M = 1, D = 32, eps = 1e-6 }, { M = 10000, D = 32, eps = 1e-6 } } },
+  -- causal = 1/0 (the grid's true): rows past S in the last query tile and keys past S in the last
+  -- key tile (37, 130), D = 64 and 16, a non-causal case, an exact multiple of 128 rows, one row
+  flash_attention = { dtypes = { "fp16" },
+                      params = { { batch_size = 1, n_heads = 2, seq_len = 37, head_dim = 128, causal = 1 },
+                                 { batch_size = 2, n_heads = 1, seq_len = 130, head_dim = 64, causal = 1 },
+                                 { batch_size = 1, n_heads = 1, seq_len = 200, head_dim = 128, causal = 0 },
+                                 { batch_size = 1, n_heads = 1, seq_len = 256, head_dim = 128, causal = 1 },
+                                 { batch_size = 1, n_heads = 3, seq_len = 70, head_dim = 16, causal = 1 },
+                                 { batch_size = 1, n_heads = 1, seq_len = 1, head_dim = 128, causal = 1 } } },
   mean_reduction = { dtypes = { "fp16", "bf16", "fp32" },
                      params = { { M = 5, N = 1001 }, { M = 33, N = 20480 }, { M = 3, N = 17 }, { M = 7, N = 20480 },
                                 { M = 9, N = 4097 }, { M = 1001, N = 100 }, { M = 300, N = 4096 } } },
@@ -699,7 +743,7 @@ end
 -- (triton compiles on the GPU machine: a second or two per kernel), where triton imports.
 local TRITON_DEFAULT = { l2_norm = true, cross_entropy = true, kl_divergence = true, moe_topk_gating = true,
                          histogramming = true, batch_normalization = true, flash_decode = true,
-                         linear_self_attention = true }
+                         linear_self_attention = true, flash_attention = true }
 
 local function check_triton_default(op, c, ctx, ins, refs, where)
   local spec = op.module.implementations.triton
@@ -773,6 +817,7 @@ for _, n in ipairs({ "l2_norm", "cross_entropy", "kl_divergence", "moe_topk_gati
 -- issue 16's attention operators (docs/ATTENTION.md)
 ORDER[#ORDER + 1] = "flash_decode"
 ORDER[#ORDER + 1] = "linear_self_attention"
+ORDER[#ORDER + 1] = "flash_attention"
 
 -- The default implementations, plus triton where it imports (the checks of stated rules run it too).
 local function with_triton(op, where)
