@@ -45,6 +45,9 @@ local function supports(case)
   return true
 end
 
+-- A tile size: 0 = automatic, min(want, D).
+local function auto(v, want, D) return v == 0 and math.min(want, D) or v end
+
 -- Row splits of the S kernel: SPLIT = 0 aims at two CTAs per SM over the (D / TILE)^2 blocks of
 -- S; chunk (rows per split) is a multiple of 32.
 local function kv_split(M, D, tile, split, sms)
@@ -59,22 +62,23 @@ op.implementations = {
   cuda = {
     source = "linear_self_attention.cu",
     description = "TF32 mma.sync (m16n8k8, fp32 accumulation): S and Z by split-K over the rows (TILE x TILE blocks, 16-byte loads, phi once per element, atomic adds), out by BM x BN tiles with the fp32 denominators phi(Q) . Z in the epilogue; a clearing kernel first",
-    -- TILE 64 (32 at D = 32): 16 blocks x 16 splits at D = 256; out tiles 128 x min(D, 128)
-    default = { TILE = 64, SPLIT = 0, BM = 128, BN = 128 },
+    -- TILE = 0, BN = 0: automatic, min(64, D) and min(128, D): 16 blocks x 16 splits at D = 256,
+    -- out tiles 128 x min(D, 128)
+    default = { TILE = 0, SPLIT = 0, BM = 128, BN = 0 },
     space = { TILE = { 32, 64 }, SPLIT = { 0, 4, 8, 16, 32 }, BM = { 64, 128 }, BN = { 32, 64, 128 } },
     supports = supports,
-    -- TILE and BN at most D (the default's larger values are clamped to D in the plan, so only the
-    -- default may exceed it); BN >= BM / 4 (each thread loads a 16-byte vector of S a step);
+    -- TILE and BN within D; BN >= BM / 4 (each thread loads a 16-byte vector of S a step);
     -- BM 64 x BN 128 needs 214 registers (ptxas, sm_90): allowed, 128 threads
     valid = function(case, cfg)
       local D = case.params.D
       if not supports(case) then return false end
-      return cfg.TILE <= D and cfg.BN <= D and D % cfg.BN == 0 and cfg.BN >= cfg.BM // 4
+      local tile, bn = auto(cfg.TILE, 64, D), auto(cfg.BN, 128, D)
+      return tile <= D and bn <= D and D % bn == 0 and bn >= cfg.BM // 4
     end,
     plan = function(case, ins, outs, cfg, ctx)
       local p = case.params
       local D = p.D
-      local tile, bn = math.min(cfg.TILE, D), math.min(cfg.BN, D)
+      local tile, bn = auto(cfg.TILE, 64, D), auto(cfg.BN, 128, D)
       local chunk, nsplit = kv_split(p.M, D, tile, cfg.SPLIT, ctx.props.sm_count or 132)
       local kv = ctx.empty({ D * D + D }, "fp32") -- S then Z
       local zero = ctx:kernel("linear_self_attention.cu", "lsa_zero", { TILE = tile })
@@ -92,18 +96,19 @@ op.implementations = {
   -- linear_self_attention_triton.py: Triton, compiled ahead of time (selected with --impl triton)
   triton = {
     description = "Triton: clear S and Z, phi(K)^T V by split-K tl.dot (TF32) with atomic adds, then phi(Q) S tiles divided by the fp32 denominators",
-    default = { BT = 64, SPLIT = 0, BM = 64, BN = 64, num_warps = 4 },
+    default = { BT = 0, SPLIT = 0, BM = 64, BN = 0, num_warps = 4 }, -- BT, BN 0: min(64, D)
     space = { BT = { 32, 64 }, SPLIT = { 0, 8, 16 }, BM = { 32, 64, 128 }, BN = { 32, 64, 128 }, num_warps = { 4, 8 } },
     supports = supports,
     valid = function(case, cfg)
       local D = case.params.D
       if not supports(case) then return false end
-      return cfg.BT <= D and cfg.BN <= D and D % cfg.BN == 0 and cfg.BM * cfg.BN // (32 * cfg.num_warps) <= 128
+      local bt, bn = auto(cfg.BT, 64, D), auto(cfg.BN, 64, D)
+      return bt <= D and bn <= D and D % bn == 0 and cfg.BM * bn // (32 * cfg.num_warps) <= 128
     end,
     plan = function(case, ins, outs, cfg, ctx)
       local p = case.params
       local D = p.D
-      local bt, bn = math.min(cfg.BT, D), math.min(cfg.BN, D)
+      local bt, bn = auto(cfg.BT, 64, D), auto(cfg.BN, 64, D)
       local chunk, nsplit = kv_split(p.M, D, bt, cfg.SPLIT, ctx.props.sm_count or 132)
       local kv = ctx.empty({ D * D + D }, "fp32")
       return ctx.plan {
