@@ -109,9 +109,9 @@ def tilebench_nop(out):
 
 
 # ---- the ncu side -----------------------------------------------------------------------------
-def ncu_groups(out):
-    """[(index, dtype, cases, [ops])] of the ncu processes operators.sh started."""
-    path = os.path.join(out, "ncu_groups.txt")
+def ncu_groups(out, prefix="ncu"):
+    """[(index, dtype, cases, [ops])] of the ncu processes operators.sh started (<prefix>_groups.txt)."""
+    path = os.path.join(out, f"{prefix}_groups.txt")
     if not os.path.exists(path):
         return []
     res = []
@@ -142,10 +142,12 @@ def split_cases(records, op):
     return cases, note
 
 
-def ncu_time_us(launches, per_run):
-    """Median over the runs of the summed gpu__time_duration of a run's kernels, in us; the
-    number of runs; a note where the launches do not divide into runs."""
+def ncu_time_us(launches, per_run, skip_runs=0):
+    """Median over the runs of the summed gpu__time_duration of a run's kernels, in us, after the
+    first skip_runs runs; the number of runs kept; a note where the launches do not divide into
+    runs."""
     per_run = max(1, per_run)
+    launches = launches[skip_runs * per_run:]
     runs = len(launches) // per_run
     note = ""
     if len(launches) % per_run:
@@ -161,11 +163,42 @@ def ncu_time_us(launches, per_run):
     return statistics.median(sums), runs, note
 
 
-def ncu_nop(out):
-    rows = ncu_csv.kernels(os.path.join(out, "ncu_nop.csv"))
+def ncu_nop(out, prefix="ncu", skip=0):
+    """Median of the empty kernel's launches in <prefix>_nop.csv after the first skip, and how many."""
+    rows = ncu_csv.kernels(os.path.join(out, f"{prefix}_nop.csv"))
     t = [k["gpu__time_duration.sum"] * 1e-3 for k in rows
-         if base_name(k.get("_name", "")) == "nop" and "gpu__time_duration.sum" in k]
+         if base_name(k.get("_name", "")) == "nop" and "gpu__time_duration.sum" in k][skip:]
     return (statistics.median(t), len(t)) if t else (None, 0)
+
+
+def ncu_side(out, prefix, per_run, tb, skip_runs=0):
+    """row name -> (ncu_us, runs, note, kernels per run) from the logs <prefix>_<i>.csv."""
+    ncu_by = {}
+    seen = {(d, c, ",".join(o)): i for i, d, c, o in ncu_groups(out, prefix)}
+    for dtype, cases, ops in GROUPS:
+        labels = LABELS[cases]
+        i = seen.get((dtype, cases, ",".join(ops)))
+        records = ncu_csv.kernels(os.path.join(out, f"{prefix}_{i}.csv")) if i is not None else []
+        for op in ops:
+            if i is None:
+                msg = "ncu: not run (no ncu on PATH?)"
+            elif not records:
+                msg = f"ncu: no kernel in {prefix}_{i}.csv (see {prefix}_{i}.log)"
+            else:
+                segs, note = split_cases(records, op)
+                msg = None
+                if len(segs) != len(labels):
+                    msg = f"ncu: {len(segs)} reference launches of {op} {dtype}, expected {len(labels)}"
+            if msg:
+                for lab in labels:
+                    ncu_by[row_name(op, dtype, lab)] = (None, 0, msg, 1)
+                continue
+            idx = [r["case_index"] for r in tb.get((op, dtype), [])]
+            for j, lab in enumerate(labels):
+                k = (per_run.get((op, dtype, idx[j])) if j < len(idx) else None) or 1
+                us, runs, n2 = ncu_time_us(segs[j], k, skip_runs)
+                ncu_by[row_name(op, dtype, lab)] = (us, runs, "; ".join(x for x in (note, n2) if x), k)
+    return ncu_by
 
 
 # ---- the table --------------------------------------------------------------------------------
@@ -173,38 +206,15 @@ def build(out, gpu):
     """The rows of the check: dicts with kernel, bytes, ncu_us, tilebench_us, events_us, ncu_runs,
     launches (kernels per run) and note (empty or why a number is missing), nop_1 last."""
     tb = tilebench_rows(out, gpu)
-    ncu_by = {}  # row name -> (ncu_us, runs, note)
-    seen_groups = {(d, c, ",".join(o)): (i) for i, d, c, o in ncu_groups(out)}
     per_run = {}
     for (op, dtype), rows in tb.items():
         for r in rows:
             k = number((r.get("stats") or {}).get("kernels_per_run"))
             per_run[(op, dtype, r["case_index"])] = int(round(k)) if k else 1
-    for dtype, cases, ops in GROUPS:
-        labels = LABELS[cases]
-        i = seen_groups.get((dtype, cases, ",".join(ops)))
-        path = os.path.join(out, f"ncu_{i}.csv") if i is not None else None
-        records = ncu_csv.kernels(path) if path else []
-        for op in ops:
-            if i is None:
-                for lab in labels:
-                    ncu_by[row_name(op, dtype, lab)] = (None, 0, "ncu: not run (no ncu on PATH?)", 1)
-                continue
-            if not records:
-                for lab in labels:
-                    ncu_by[row_name(op, dtype, lab)] = (None, 0, f"ncu: no kernel in ncu_{i}.csv (see ncu_{i}.log)", 1)
-                continue
-            segs, note = split_cases([k for k in records], op)
-            if len(segs) != len(labels):
-                msg = f"ncu: {len(segs)} reference launches of {op} {dtype}, expected {len(labels)}"
-                for lab in labels:
-                    ncu_by[row_name(op, dtype, lab)] = (None, 0, msg, 1)
-                continue
-            idx = [r["case_index"] for r in tb.get((op, dtype), [])]
-            for j, lab in enumerate(labels):
-                k = (per_run.get((op, dtype, idx[j])) if j < len(idx) else None) or 1
-                us, runs, n2 = ncu_time_us(segs[j], k)
-                ncu_by[row_name(op, dtype, lab)] = (us, runs, "; ".join(x for x in (note, n2) if x), k)
+    ncu_by = ncu_side(out, "ncu", per_run, tb)
+    # The variant under tilebench's own eviction (ncu --cache-control none): the first run of each
+    # case (the verification run) has no eviction before it and is left out.
+    evict_by = ncu_side(out, "ncu_evict", per_run, tb, skip_runs=1) if ncu_groups(out, "ncu_evict") else {}
     rows = []
     for dtype, cases, ops in GROUPS:
         labels = LABELS[cases]
@@ -233,16 +243,19 @@ def build(out, gpu):
                 if nnote:
                     notes.append(nnote)
                 rows.append({"kernel": name, "bytes": nbytes, "ncu_us": nus, "tilebench_us": tb_us,
-                             "events_us": ev_us, "ncu_runs": runs, "launches": launches, "note": "; ".join(notes)})
+                             "events_us": ev_us, "ncu_runs": runs, "launches": launches, "note": "; ".join(notes),
+                             "ncu_evict_us": evict_by.get(name, (None,))[0]})
     tbn, tbn_ev = tilebench_nop(out)
     nn, nn_runs = ncu_nop(out)
+    # fidelity.lua runs the plan once before measuring (no eviction before it): left out
+    ne = ncu_nop(out, "ncu_evict", skip=1)[0] if evict_by else None
     notes = []
     if tbn is None:
         notes.append("tilebench: no nop_1 row in tilebench_nop.csv")
     if nn is None:
         notes.append("ncu: no nop launch in ncu_nop.csv")
     rows.append({"kernel": "nop_1", "bytes": "0", "ncu_us": nn, "tilebench_us": tbn, "events_us": tbn_ev,
-                 "ncu_runs": nn_runs, "launches": 1, "note": "; ".join(notes)})
+                 "ncu_runs": nn_runs, "launches": 1, "note": "; ".join(notes), "ncu_evict_us": ne})
     return rows
 
 
@@ -294,16 +307,42 @@ def table(out, gpu):
     say("")
     say(f"{judged} rows judged: {judged - fails} ok, {fails} FAIL; {missing} missing; "
         f"{len(rows) - judged - missing} without a target (under 2 us, or the empty kernel)")
+    variant(rows, say, csv_rows)
     text = "\n".join(lines) + "\n"
     with open(os.path.join(out, "fidelity_operators.txt"), "w") as f:
         f.write(text)
     with open(os.path.join(out, f"timing_fidelity_operators_{gpu}.csv"), "w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(["kernel", "bytes", "ncu_us", "tilebench_us", "events_us", "ref_us", "tb_over_ref", "target",
-                    "verdict", "kernels_per_run", "ncu_runs", "note"])
+                    "verdict", "kernels_per_run", "ncu_runs", "note", "ncu_evict_us", "ref_evict_us",
+                    "tb_over_ref_evict", "verdict_evict"])
         w.writerows(csv_rows)
     sys.stdout.write(text)
     return 0 if (fails == 0 and missing == 0 and not new_cache) else 1
+
+
+def variant(rows, say, csv_rows):
+    """For diagnosis, not the target: ncu under tilebench's own eviction (--cache-control none, the
+    read eviction before each run), with its own excess (its empty kernel, the same way). Appends
+    a table to the text and four columns to each CSV row (empty where not run)."""
+    nop = rows[-1]
+    exc = fidelity_target.excess(nop["ncu_evict_us"], nop["tilebench_us"])
+    ran = any(r["ncu_evict_us"] is not None for r in rows)
+    if ran:
+        say("")
+        say("Variant (diagnosis only): ncu --cache-control none, tilebench's read eviction before each run")
+        say("excess: unknown (no empty-kernel time)" if exc is None else
+            f"excess: ncu nop_1 {nop['ncu_evict_us']:.3f} us - tilebench nop_1 {nop['tilebench_us']:.3f} us = {exc:.3f} us")
+        say(f"{'kernel':<36} {'ncu_ev_us':>10} {'ref_us':>10} {'tb_us':>10} {'tb/ref':>7} {'target':>7} {'verdict':>7}")
+    for r, c in zip(rows, csv_rows):
+        j = fidelity_target.judge(r["ncu_evict_us"], r["tilebench_us"], exc, r["launches"])
+        if r["kernel"] == "nop_1":
+            j = {"ref": None, "ratio": None, "tol": None, "verdict": "-" if exc is not None else "missing"}
+        if ran:
+            say(f"{r['kernel']:<36} {fmt(r['ncu_evict_us'], 3) or '-':>10} {fmt(j['ref'], 3) or '-':>10} "
+                f"{fmt(r['tilebench_us'], 3) or '-':>10} {fmt(j['ratio'], 3) or '-':>7} "
+                f"{fidelity_target.target_text(j['tol']):>7} {j['verdict']:>7}")
+        c += [fmt(r["ncu_evict_us"]), fmt(j["ref"]), fmt(j["ratio"]), j["verdict"] if ran else ""]
 
 
 def merge(src, dst):

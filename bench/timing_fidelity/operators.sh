@@ -15,10 +15,12 @@
 #      kernel the same way, launched by fidelity.lua under ncu;
 #   4. operators.py: the table against the restated target (fidelity_target.py), in
 #      OUTDIR/fidelity_operators.txt and OUTDIR/timing_fidelity_operators_<GPU>.csv; the rows are
-#      merged into bench/results/timing_fidelity_<GPU>.csv (same kernel replaced).
-# ncu and tilebench's CUPTI never run at the same time (steps 1-2, then 3).
+#      merged into bench/results/timing_fidelity_<GPU>.csv (same kernel replaced);
+#   5. for diagnosis (FID_NCU_EVICT=0 skips it): step 3 again under ncu --cache-control none, so
+#      the kernels see tilebench's own read eviction before each run; the table gains a second part.
+# ncu and tilebench's CUPTI never run at the same time (steps 1-2, then 3 and 5).
 # usage (repo root, GPU machine, ./build/tilebench): bash bench/timing_fidelity/operators.sh OUTDIR
-#   ~2-4 minutes on an H200 with a warm NVRTC cache. Exit 0 when every row meets its target.
+#   ~3-5 minutes on an H200 with a warm NVRTC cache. Exit 0 when every row meets its target.
 set -uo pipefail
 OUT=${1:-}
 if [ -z "$OUT" ] || [ $# -ne 1 ]; then
@@ -31,7 +33,7 @@ PY="$HERE/operators.py"
 command -v python3 >/dev/null || { echo "operators.sh: python3 is needed for the table" >&2; exit 2; }
 mkdir -p "$OUT" || exit 2
 OUT=$(cd "$OUT" && pwd)
-rm -rf "$OUT/tilebench_results" "$OUT/ncu_results" "$OUT"/ncu_*.csv "$OUT"/ncu_*.log "$OUT/ncu_groups.txt"
+rm -rf "$OUT/tilebench_results" "$OUT/ncu_results" "$OUT"/ncu_*.csv "$OUT"/ncu_*.log "$OUT"/ncu_*groups.txt
 . "$HERE/common.sh" # builds $W/fid.cubin (the empty kernel) and $W/cases.txt; sets TB, W, step
 grep '^nop_1 ' "$W/cases.txt" > "$W/nop.txt" || { echo "operators.sh: no nop_1 case in kernels.cu's table" >&2; exit 1; }
 CACHE=${TILEBENCH_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tilebench/rtc}
@@ -41,7 +43,7 @@ python3 "$PY" groups > "$W/groups.txt" || exit 1
 step "tilebench: the cuda implementation, default protocol ($(wc -l < "$W/groups.txt") runs)"
 while read -r dtype cases ops regex; do
   echo "== tilebench run --operator $ops --dtype $dtype --cases $cases --impl cuda" >> "$OUT/tilebench_run.log"
-  TILEBENCH_RESULTS_DIR="$OUT/tilebench_results" timeout 300 "$TB" run --operator "$ops" --dtype "$dtype" \
+  TILEBENCH_RESULTS_DIR="$OUT/tilebench_results" timeout 180 "$TB" run --operator "$ops" --dtype "$dtype" \
     --cases "$cases" --impl cuda --gpu "$GPU" >> "$OUT/tilebench_run.log" 2>&1 ||
     echo "tilebench run ($ops $dtype) failed (exit $?): see tilebench_run.log"
 done < "$W/groups.txt"
@@ -49,39 +51,59 @@ step "tilebench: the empty kernel (fidelity.lua, defaults)"
 "$TB" script "$HERE/fidelity.lua" "$W/fid.cubin" "$W/nop.txt" "$OUT/tilebench_nop.csv" sweep \
   > "$OUT/tilebench_nop.log" 2>&1 || echo "tilebench (empty kernel) failed: see tilebench_nop.log"
 
-cache_list > "$OUT/cache_before.txt"
-if command -v ncu >/dev/null; then
-  NCU=(ncu --cache-control all --clock-control none --metrics gpu__time_duration.sum --csv --print-units base
-       --target-processes application-only)
-  # tilebench's side of these runs is not a measurement: CUDA events (no CUPTI under ncu), no
-  # graph, no clock probe, 1 warm-up and 5 samples; every launch of the cuda kernel is profiled.
-  SHORT=(--no-isolate --no-precompile --quiet --protocol fixed --warmup 1 --repeat 5 --timer events --no-graph
-         --no-clock-check)
-  i=0
+# ncu over the groups and the empty kernel: PREFIX (ncu or ncu_evict) names the logs, CC is ncu's
+# --cache-control. tilebench's side of these runs is not a measurement: CUDA events (no CUPTI under
+# ncu), no graph, no clock probe, 1 warm-up and 5 samples (each after tilebench's read eviction);
+# every launch of the cuda kernel is profiled.
+run_ncu() {
+  local prefix=$1 cc=$2 i=0
+  local ncu=(ncu --cache-control "$cc" --clock-control none --metrics gpu__time_duration.sum --csv --print-units base
+             --target-processes application-only)
+  local short=(--no-isolate --no-precompile --quiet --protocol fixed --warmup 1 --repeat 5 --timer events --no-graph
+               --no-clock-check)
   while read -r dtype cases ops regex; do
-    step "ncu: $ops $dtype ($cases)"
-    echo "$i $dtype $cases $ops" >> "$OUT/ncu_groups.txt"
-    TILEBENCH_RESULTS_DIR="$OUT/ncu_results" timeout 240 "${NCU[@]}" -k "$regex" --log-file "$OUT/ncu_$i.csv" \
-      "$TB" run --operator "$ops" --dtype "$dtype" --cases "$cases" --impl cuda --gpu "$GPU-ncu" "${SHORT[@]}" \
-      > "$OUT/ncu_$i.log" 2>&1 || { echo "ncu failed (exit $?):"; tail -5 "$OUT/ncu_$i.log"; }
+    step "ncu --cache-control $cc: $ops $dtype ($cases)"
+    echo "$i $dtype $cases $ops" >> "$OUT/${prefix}_groups.txt"
+    TILEBENCH_RESULTS_DIR="$OUT/ncu_results" timeout 150 "${ncu[@]}" -k "$regex" --log-file "$OUT/${prefix}_$i.csv" \
+      "$TB" run --operator "$ops" --dtype "$dtype" --cases "$cases" --impl cuda --gpu "$GPU-ncu" "${short[@]}" \
+      > "$OUT/${prefix}_$i.log" 2>&1 || { echo "ncu failed (exit $?):"; tail -5 "$OUT/${prefix}_$i.log"; }
     i=$((i + 1))
   done < "$W/groups.txt"
-  step "ncu: the empty kernel, launched by tilebench"
-  timeout 120 "${NCU[@]}" -k 'regex:^nop$' --log-file "$OUT/ncu_nop.csv" \
-    "$TB" script "$HERE/fidelity.lua" "$W/fid.cubin" "$W/nop.txt" "$OUT/ncu_nop_tb.csv" stability \
+  step "ncu --cache-control $cc: the empty kernel, launched by tilebench"
+  timeout 60 "${ncu[@]}" -k 'regex:^nop$' --log-file "$OUT/${prefix}_nop.csv" \
+    "$TB" script "$HERE/fidelity.lua" "$W/fid.cubin" "$W/nop.txt" "$OUT/${prefix}_nop_tb.csv" stability \
     clock=events graph=false clock_check=false mode=fixed warmup=1 repeat=5 \
-    > "$OUT/ncu_nop.log" 2>&1 || { echo "ncu (empty kernel) failed (exit $?):"; tail -5 "$OUT/ncu_nop.log"; }
+    > "$OUT/${prefix}_nop.log" 2>&1 || { echo "ncu (empty kernel) failed (exit $?):"; tail -5 "$OUT/${prefix}_nop.log"; }
+}
+
+# The table (and the rows merged into bench/results), written after each ncu pass so that the
+# target's rows exist even if the variant pass is cut short.
+table() {
+  cache_list > "$OUT/cache_after.txt"
+  comm -13 "$OUT/cache_before.txt" "$OUT/cache_after.txt" > "$OUT/cache_new.txt"
+  step "table"
+  python3 "$PY" table "$OUT" "$GPU"
+  rc=$?
+  mkdir -p bench/results
+  python3 "$PY" merge "$OUT/timing_fidelity_operators_$GPU.csv" "bench/results/timing_fidelity_$GPU.csv"
+  cp "$OUT/timing_fidelity_operators_$GPU.csv" bench/results/
+  cp "$OUT/fidelity_operators.txt" "bench/results/timing_fidelity_${GPU}_operators.txt"
+}
+
+cache_list > "$OUT/cache_before.txt"
+rc=1
+if command -v ncu >/dev/null; then
+  # the target: ncu's flush of every cache before each profiled kernel
+  run_ncu ncu all
+  table
+  # diagnosis (FID_NCU_EVICT=0 skips it): ncu without cache control, under tilebench's own
+  # read eviction before each run (the first run of a case, the verification, is left out)
+  if [ "${FID_NCU_EVICT:-1}" != 0 ]; then
+    run_ncu ncu_evict none
+    table
+  fi
 else
   echo "ncu not on PATH: no ncu_us column"
+  table
 fi
-cache_list > "$OUT/cache_after.txt"
-comm -13 "$OUT/cache_before.txt" "$OUT/cache_after.txt" > "$OUT/cache_new.txt"
-
-step "table"
-python3 "$PY" table "$OUT" "$GPU"
-rc=$?
-mkdir -p bench/results
-python3 "$PY" merge "$OUT/timing_fidelity_operators_$GPU.csv" "bench/results/timing_fidelity_$GPU.csv"
-cp "$OUT/timing_fidelity_operators_$GPU.csv" bench/results/
-cp "$OUT/fidelity_operators.txt" "bench/results/timing_fidelity_${GPU}_operators.txt"
 exit $rc

@@ -51,10 +51,15 @@ rc=$?
 [ "$(grep -c '^== tilebench run --operator' "$tmp/out/tilebench_run.log")" -eq 4 ] || fail "tilebench side: want 4 runs"
 grep -q 'no CUDA driver found\|no CUDA device' "$tmp/out/tilebench_run.log" || fail "tilebench side: no device message"
 grep -q 'tilebench (empty kernel) failed' "$tmp/log" || fail "empty kernel: failure not said"
-# ncu: 4 groups and the empty kernel, each with the fidelity flags and its own log file
-[ "$(wc -l < "$tmp/ncu_calls")" -eq 5 ] || fail "ncu: want 5 calls: $(cat "$tmp/ncu_calls")"
+# ncu: 4 groups and the empty kernel, each with the fidelity flags and its own log file; then the
+# same under --cache-control none (the diagnosis variant)
+[ "$(wc -l < "$tmp/ncu_calls")" -eq 10 ] || fail "ncu: want 10 calls: $(cat "$tmp/ncu_calls")"
 flags='--cache-control all --clock-control none --metrics gpu__time_duration.sum --csv --print-units base --target-processes application-only'
-[ "$(grep -cF -- "$flags -k " "$tmp/ncu_calls")" -eq 5 ] || fail "ncu flags: $(cat "$tmp/ncu_calls")"
+[ "$(head -5 "$tmp/ncu_calls" | grep -cF -- "$flags -k ")" -eq 5 ] || fail "ncu flags: $(cat "$tmp/ncu_calls")"
+[ "$(tail -5 "$tmp/ncu_calls" | grep -cF -- "${flags/control all/control none} -k ")" -eq 5 ] ||
+  fail "ncu variant flags: $(cat "$tmp/ncu_calls")"
+grep -qF -- "--log-file $tmp/out/ncu_evict_3.csv $TILEBENCH run --operator matmul_fp32_fp16_fp8" "$tmp/ncu_calls" ||
+  fail "variant log names"
 python3 "$TILEBENCH_HOME/bench/timing_fidelity/operators.py" groups > "$tmp/groups"
 i=0
 while read -r dtype cases ops regex; do
@@ -66,8 +71,8 @@ grep -qF -- "-k regex:^nop\$ --log-file $tmp/out/ncu_nop.csv $TILEBENCH script" 
 grep -q 'fidelity.lua .* stability clock=events graph=false clock_check=false mode=fixed warmup=1 repeat=5$' "$tmp/ncu_calls" ||
   fail "ncu nop: options"
 # every `tilebench run` ncu profiles parses and selects the issue's cases: 6 + 8 + 4 + 1 items
-[ "$(grep -c '^rc=0$' "$tmp/ncu_dry")" -eq 4 ] || fail "the run under ncu does not parse: $(cat "$tmp/ncu_dry")"
-[ "$(grep -E '^[0-9]+ work items' "$tmp/ncu_dry" | awk '{print $1}' | tr '\n' ' ')" = "6 8 4 1 " ] ||
+[ "$(grep -c '^rc=0$' "$tmp/ncu_dry")" -eq 8 ] || fail "the run under ncu does not parse: $(cat "$tmp/ncu_dry")"
+[ "$(grep -E '^[0-9]+ work items' "$tmp/ncu_dry" | awk '{print $1}' | tr '\n' ' ')" = "6 8 4 1 6 8 4 1 " ] ||
   fail "items under ncu: $(grep 'work items' "$tmp/ncu_dry")"
 grep -q '^  default  fp16      #1   K=1024, M=4096, N=4096$' "$tmp/ncu_dry" || fail "matmul case: $(grep -A2 matmul "$tmp/ncu_dry")"
 # the table: every row missing, saying why; nothing merged but the header
@@ -78,4 +83,10 @@ grep -q "^softmax_fp16_last .*tilebench: 0 rows for softmax fp16, expected 2 (se
 [ "$(cat bench/results/timing_fidelity_H200.csv)" = "kernel,bytes,ncu_us,tilebench_us,events_us,do_bench_us" ] ||
   fail "merge of nothing: $(cat bench/results/timing_fidelity_H200.csv)"
 [ -f bench/results/timing_fidelity_H200_operators.txt ] || fail "table not copied to bench/results"
+# FID_NCU_EVICT=0: the variant is skipped
+rm -f "$tmp/ncu_calls" "$tmp/ncu_dry"
+PATH="$tmp/bin:$PATH" TILEBENCH_CACHE_DIR="$tmp/cache" FID_NCU_EVICT=0 \
+  bash "$TILEBENCH_HOME/bench/timing_fidelity/operators.sh" "$tmp/out" > "$tmp/log" 2>&1
+[ "$(wc -l < "$tmp/ncu_calls")" -eq 5 ] || fail "FID_NCU_EVICT=0: want 5 ncu calls"
+[ -e "$tmp/out/ncu_evict_groups.txt" ] && fail "FID_NCU_EVICT=0: the first run's variant logs were not cleared"
 echo ok
