@@ -127,7 +127,8 @@ for s in "$@"; do
       # the logs (fidelity-operators.d/). Exit 1 when a row misses or fails its target.
       STAGE_TIMEOUT=${STAGE_TIMEOUT:-560} stage fidelity-operators bash bench/timing_fidelity/operators.sh "$OUTDIR/fidelity-operators"
       mkdir -p "$LOGS/fidelity-operators.d"
-      (cd "$OUTDIR/fidelity-operators" 2>/dev/null && cp ./*.txt ./*.log ./*.csv "$LOGS/fidelity-operators.d/" 2>/dev/null)
+      (cd "$OUTDIR/fidelity-operators" 2>/dev/null && cp ./*.txt ./*.log ./*.csv "$LOGS/fidelity-operators.d/" 2>/dev/null
+       for f in tilebench_results/*/runs/*/raw/*.json; do [ -f "$f" ] && cp "$f" "$LOGS/fidelity-operators.d/raw_${f##*/}"; done)
       cat "$OUTDIR/fidelity-operators/fidelity_operators.txt" >> "$summary" 2>/dev/null ;;
     operators)
       ops=$OPS

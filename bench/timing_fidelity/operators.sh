@@ -57,7 +57,7 @@ step "tilebench: the empty kernel (fidelity.lua, defaults)"
 # every launch of the cuda kernel is profiled.
 run_ncu() {
   local prefix=$1 cc=$2 i=0
-  local ncu=(ncu --cache-control "$cc" --clock-control none --metrics gpu__time_duration.sum --csv --print-units base
+  local ncu=("$NCU" --cache-control "$cc" --clock-control none --metrics gpu__time_duration.sum --csv --print-units base
              --target-processes application-only)
   local short=(--no-isolate --no-precompile --quiet --protocol fixed --warmup 1 --repeat 5 --timer events --no-graph
                --no-clock-check)
@@ -92,7 +92,10 @@ table() {
 
 cache_list > "$OUT/cache_before.txt"
 rc=1
-if command -v ncu >/dev/null; then
+# ncu from PATH, else where the CUDA toolkit puts it
+NCU=$(command -v ncu || { [ -x /usr/local/cuda/bin/ncu ] && echo /usr/local/cuda/bin/ncu; })
+if [ -n "$NCU" ]; then
+  echo "ncu: $NCU ($("$NCU" --version 2>/dev/null | tail -1))"
   # the target: ncu's flush of every cache before each profiled kernel
   run_ncu ncu all
   table

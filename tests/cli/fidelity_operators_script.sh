@@ -27,6 +27,7 @@ NVCC
 cat > "$tmp/bin/ncu" <<'NCU'
 #!/usr/bin/env bash
 # Records the command line; runs the profiled tilebench command with --dry-run (`run` only).
+[ "$*" = --version ] && { echo "Version 0.0 (stand-in)"; exit 0; }
 printf '%s\n' "$*" >> "$NCU_CALLS"
 app=()
 seen=0
@@ -51,6 +52,7 @@ rc=$?
 [ "$(grep -c '^== tilebench run --operator' "$tmp/out/tilebench_run.log")" -eq 4 ] || fail "tilebench side: want 4 runs"
 grep -q 'no CUDA driver found\|no CUDA device' "$tmp/out/tilebench_run.log" || fail "tilebench side: no device message"
 grep -q 'tilebench (empty kernel) failed' "$tmp/log" || fail "empty kernel: failure not said"
+grep -qx "ncu: $tmp/bin/ncu (Version 0.0 (stand-in))" "$tmp/log" || fail "ncu's path and version not said"
 # ncu: 4 groups and the empty kernel, each with the fidelity flags and its own log file; then the
 # same under --cache-control none (the diagnosis variant)
 [ "$(wc -l < "$tmp/ncu_calls")" -eq 10 ] || fail "ncu: want 10 calls: $(cat "$tmp/ncu_calls")"
