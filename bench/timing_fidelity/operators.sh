@@ -36,7 +36,11 @@ OUT=$(cd "$OUT" && pwd)
 rm -rf "$OUT/tilebench_results" "$OUT/ncu_results" "$OUT"/ncu_*.csv "$OUT"/ncu_*.log "$OUT"/ncu_*groups.txt
 . "$HERE/common.sh" # builds $W/fid.cubin (the empty kernel) and $W/cases.txt; sets TB, W, step
 grep '^nop_1 ' "$W/cases.txt" > "$W/nop.txt" || { echo "operators.sh: no nop_1 case in kernels.cu's table" >&2; exit 1; }
-CACHE=${TILEBENCH_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tilebench/rtc}
+# The NVRTC cache tilebench uses (rtc_cache_dir in host/gpu/rtc.c, the same order)
+if [ -n "${TILEBENCH_CACHE_DIR:-}" ]; then CACHE=$TILEBENCH_CACHE_DIR
+elif [ -n "${XDG_CACHE_HOME:-}" ]; then CACHE=$XDG_CACHE_HOME/tilebench/rtc
+elif [ -n "${HOME:-}" ]; then CACHE=$HOME/.cache/tilebench/rtc
+else CACHE=/tmp/tilebench-$(id -u)/rtc; fi
 cache_list() { (cd "$CACHE" 2>/dev/null && find . -type f ! -name '*.tmp*' | sort); }
 
 python3 "$PY" groups > "$W/groups.txt" || exit 1
