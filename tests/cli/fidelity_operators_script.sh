@@ -90,5 +90,6 @@ rm -f "$tmp/ncu_calls" "$tmp/ncu_dry"
 PATH="$tmp/bin:$PATH" TILEBENCH_CACHE_DIR="$tmp/cache" FID_NCU_EVICT=0 \
   bash "$TILEBENCH_HOME/bench/timing_fidelity/operators.sh" "$tmp/out" > "$tmp/log" 2>&1
 [ "$(wc -l < "$tmp/ncu_calls")" -eq 5 ] || fail "FID_NCU_EVICT=0: want 5 ncu calls"
+[ "$(grep -c '^== tilebench run --operator' "$tmp/out/tilebench_run.log")" -eq 4 ] || fail "second run: the log was not cleared"
 [ -e "$tmp/out/ncu_evict_groups.txt" ] && fail "FID_NCU_EVICT=0: the first run's variant logs were not cleared"
 echo ok
