@@ -17,7 +17,8 @@
 -- flash_decode, linear_self_attention and flash_attention (issue 16's attention) also run their
 -- `triton` default;
 -- flash_decode gets b_seqlen values other than the generator's (0, negative, past the allocation,
--- partial blocks).
+-- partial blocks); flash_decode's and linear_self_attention's plans, which keep state on the device
+-- (counters, a workspace), are run three times and must still verify.
 -- Exits 77 (skipped) where no device is present.
 -- usage: tilebench script tests/gpu/operators_cpu_check.lua [--compile-only] [OPERATOR ...]
 --   --compile-only: no device needed; compiles every kernel the check would run into the NVRTC
@@ -914,6 +915,47 @@ local function check_flash_decode_lengths(op)
   end
 end
 
+-- Plans that keep state on the device between runs: flash_decode's split CTAs count themselves
+-- done on per-(b, h) counters the last CTA resets, linear_self_attention clears and re-adds its
+-- S / Z workspace each run. Timed runs are not verified, so here one plan per configuration (the
+-- spread of check_impls, and triton's default where it imports) runs three times, the outputs
+-- poisoned before the third, which must still verify: a counter left non-zero or a workspace
+-- not cleared shows as wrong values.
+local function check_replay(op, params)
+  local c = { params = params, dtype = "fp32", index = 1, id = case_id(params) }
+  local where = string.format("%s %s replayed", op.name, c.id)
+  local ctx <close> = context.new(op, c)
+  local ins = op.module.inputs(c, ctx)
+  local refs = op.module.outputs(c, ins, ctx)
+  op.module.reference(c, ins, refs, ctx):run()
+  local family = device.props().family
+  local runs = {}
+  for _, cfg in ipairs(configs_to_try(op.module.implementations.cuda, c)) do runs[#runs + 1] = { "cuda", cfg } end
+  local tri = op.module.implementations.triton
+  if tri and require("tilebench.triton").available() then runs[#runs + 1] = { "triton", tri.default } end
+  for _, r in ipairs(runs) do
+    local spec = op.module.implementations[r[1]]
+    local tag = string.format("%s %s {%s}", where, r[1], runner.config_string(r[2]))
+    local okrun, err = xpcall(function()
+      local outs = op.module.outputs(c, ins, ctx)
+      local plan = spec.plan(c, ins, outs, r[2], ctx)
+      plan:run()
+      plan:run()
+      for _, t in pairs(outs) do verify.poison(t) end
+      plan:run()
+      for name, ref in pairs(refs) do
+        checks = checks + 1
+        local atol, rtol = config.tolerance(op.config, ref.dtype, family)
+        local res = verify.compare(outs[name], ref, { atol = atol, rtol = rtol, max_report = 3 })
+        if not res.ok then fail("%s: output '%s' after 3 runs: %d of %d mismatches (max abs %.3g)", tag, name,
+                                res.mismatches, res.numel, res.max_abs or 0) end
+      end
+    end, debug.traceback)
+    if not okrun then fail("%s: %s", tag, tostring(err)) end
+  end
+  print(string.format("ok  %s", where))
+end
+
 local selected = {}
 for i = 1, #arg do selected[#selected + 1] = arg[i] end
 if #selected == 0 then selected = ORDER end
@@ -971,7 +1013,11 @@ for _, name in ipairs(selected) do
   if name == "argmax" then check_argmax_ties(op) end
   if name == "moe_topk_gating" then check_moe_ties(op) end
   if name == "histogramming" then check_hist_outliers(op) end
-  if name == "flash_decode" then check_flash_decode_lengths(op) end
+  if name == "flash_decode" then
+    check_flash_decode_lengths(op)
+    check_replay(op, { batch = 2, heads = 8, head_dim = 128, block_seq = 128, seq_len = 40960 })
+  end
+  if name == "linear_self_attention" then check_replay(op, { M = 1000, D = 64, eps = 1e-6 }) end
 end
 
 print(string.format("%d checks, %d failures", checks, failures))
