@@ -61,7 +61,7 @@ end
 
 local REQUIRED = { category = "string", inputs = "function", outputs = "function",
                    reference = "function", implementations = "table" }
-local IMPL_FIELDS = { plan = "function", default = "table", space = "table", valid = "function",
+local IMPL_FIELDS = { plan = "function", default = "table", space = "table", valid = "function", launch_key = "function",
                       supports = "function", source = "string", description = "string",
                       sources = "table" }
 

@@ -40,8 +40,14 @@ function M.units(items)
       for _, impl in ipairs(it.impls or op.impls) do
         local spec = op.module.implementations[impl]
         if spec and (spec.source or spec.sources) and (not spec.supports or spec.supports(case, ctx)) then
-          local cfgs = it.mode == "autotune" and runner.candidates(spec) or { spec.default or {} }
-          for _, cfg in ipairs(cfgs) do
+          if it.mode == "autotune" then
+            -- the candidates the search can try (one of each set that runs alike)
+            for _, c in ipairs((runner.distinct_candidates(spec, case))) do
+              units[#units + 1] = { op = op, case = case, dtype = it.dtype, impl = impl, cfg = c.cfg,
+                                    case_index = it.case_index }
+            end
+          else
+            local cfg = spec.default or {}
             if not spec.valid or spec.valid(case, cfg) then
               units[#units + 1] = { op = op, case = case, dtype = it.dtype, impl = impl, cfg = cfg,
                                     case_index = it.case_index }

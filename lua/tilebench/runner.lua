@@ -53,6 +53,41 @@ function M.candidates(spec)
   return out
 end
 
+-- The candidates of spec at case that can run and are distinct: those `valid` accepts, less
+-- the ones whose spec.launch_key(case, cfg) (optional: what the configuration compiles and
+-- launches at this case) equals an earlier one's. prefer (optional: config string -> true) picks
+-- the representative of a set of equal ones (the seeds); else the first in space order. Returns
+-- the list of {cfg, key} kept, and {config string -> why left out} for the others: "invalid",
+-- or the representative's config string.
+function M.distinct_candidates(spec, case, prefer)
+  local valid, lkey, rep = {}, {}, {}
+  for _, cfg in ipairs(M.candidates(spec)) do
+    local key = M.config_string(cfg)
+    if not spec.valid or spec.valid(case, cfg) then
+      valid[#valid + 1] = { cfg = cfg, key = key }
+      if spec.launch_key then
+        local ok, lk = pcall(spec.launch_key, case, cfg)
+        if ok and type(lk) == "string" then
+          lkey[key] = lk
+          if not rep[lk] or (prefer and prefer[key] and not (prefer[rep[lk]])) then rep[lk] = key end
+        end
+      end
+    end
+  end
+  local kept, out = {}, {}
+  local valid_set = {}
+  for _, c in ipairs(valid) do valid_set[c.key] = true end
+  for _, cfg in ipairs(M.candidates(spec)) do
+    local key = M.config_string(cfg)
+    if not valid_set[key] then out[key] = "invalid" end
+  end
+  for _, c in ipairs(valid) do
+    local lk = lkey[c.key]
+    if lk and rep[lk] ~= c.key then out[c.key] = rep[lk] else kept[#kept + 1] = c end
+  end
+  return kept, out
+end
+
 function M.config_string(cfg)
   if cfg == nil then return "" end
   local parts = {}
@@ -217,17 +252,32 @@ end
 function M.search_candidates(case, spec, impl, item, protocol, attempt)
   local at = item.autotune or {}
   local tried, cands = {}, {}
+  local prefer = {}
+  for _, k in ipairs((at.seeds or {})[impl] or {}) do prefer[k] = true end
+  local kept, left = M.distinct_candidates(spec, case, prefer)
+  local keep = {}
+  for _, c in ipairs(kept) do keep[c.key] = true end
   for _, cfg in ipairs(M.candidates(spec)) do
     local key = M.config_string(cfg)
     local why = M.compile_failure(item, impl, cfg)
-    if spec.valid and not spec.valid(case, cfg) then
+    if left[key] == "invalid" then
       -- excluded before compilation: listed, never built
       tried[#tried + 1] = { config = key, status = "skipped", reason = "not valid for this case" }
+    elseif left[key] then
+      -- the same kernel and launch as another candidate: that one is screened for both
+      tried[#tried + 1] = { config = key, status = "skipped", same_as = left[key],
+                            reason = "runs as " .. left[key] .. " at this case (same kernel and launch)" }
     elseif why then
       tried[#tried + 1] = { config = key, status = "failed", reason = "compile: " .. why }
-    else
+    elseif keep[key] then
       cands[#cands + 1] = { key = key, cfg = cfg }
     end
+  end
+  -- a seed that runs as another candidate is tried as that one
+  local seeds = {}
+  for _, k in ipairs((at.seeds or {})[impl] or {}) do
+    local r = left[k]
+    seeds[#seeds + 1] = (r and r ~= "invalid") and r or k
   end
   local results = {}
   -- Where the search's wall time went (seconds): screens and full measurements, each including
@@ -245,7 +295,7 @@ function M.search_candidates(case, spec, impl, item, protocol, attempt)
     end
   end
   local rec = require("tilebench.search").run(cands, {
-    mode = at.search, seeds = (at.seeds or {})[impl], finalists = at.finalists, full_n = at.full_n, budget = at.budget,
+    mode = at.search, seeds = seeds, finalists = at.finalists, full_n = at.full_n, budget = at.budget,
     screen = function(cand, samples)
       local t0 = now()
       local res, err = attempt(cand, timer_opts(protocol, timer_opts(SCREEN, { ["repeat"] = samples })), nil, clock)

@@ -247,6 +247,21 @@ function M.rowwise(t)
       if (cfg.STAGES or 0) > 0 then return true end
       return M.row_layout_fits(cols, case.dtype, cfg, t.rpg_regs)
     end,
+    -- What the configuration runs at this case (runner.distinct_candidates): TPR = 0 and BLOCK = 0
+    -- resolve to one of the explicit layouts, so two candidates with the same key compile to the
+    -- same kernel and launch it alike, and only one of them is screened. Every define the plan
+    -- passes and every launch dimension follow from these fields.
+    launch_key = function(case, cfg)
+      local _, cols = t.rows_cols(case)
+      local r = M.row_resolve(cols, case.dtype, cfg, nil, t.stream)
+      local fullvec = (r.FULLVEC or 0) ~= 0 and 1 or 0
+      if (r.STAGES or 0) > 0 then
+        local block, nv = M.stream_layout(cols, case.dtype, r)
+        return string.format("stream BLOCK=%d NV=%d STAGES=%d FULLVEC=%d", block, nv, r.STAGES, fullvec)
+      end
+      local tpr, block, nv = M.row_layout(cols, case.dtype, r)
+      return string.format("registers TPR=%d BLOCK=%d NV=%d RPG=%d FULLVEC=%d", tpr, block, nv, M.row_rpg(r), fullvec)
+    end,
     supports = function(case) -- the automatic layout must fit: rows up to 1024 threads x 4 vectors
       local _, cols = t.rows_cols(case)
       return M.row_layout_fits(cols, case.dtype, M.ROW_DEFAULT)

@@ -163,6 +163,35 @@ describe("runner.search_candidates", function()
     for _, t in ipairs(tried) do if t.status ~= "skipped" then first = first or t end end
     assert.is_true(first.seed)
   end)
+  it("screens one of each set of candidates that launch alike (launch_key), a seed standing for its set", function()
+    -- A = 1 and A = 2 run the same kernel (key by B alone when A < 3)
+    local s2 = { default = spec.default, space = spec.space, valid = spec.valid,
+                 launch_key = function(_, cfg) return cfg.A < 3 and ("k" .. cfg.B) or ("a3b" .. cfg.B) end }
+    local log = {}
+    local _, tried, rec = runner.search_candidates({}, s2, "cuda", {}, {}, attempt(log))
+    local by = {}
+    for _, t in ipairs(tried) do by[t.config] = t end
+    assert.equal("skipped", by["A=2,B=1"].status)
+    assert.equal("A=1,B=1", by["A=2,B=1"].same_as)
+    assert.equal("A=1,B=2", by["A=2,B=2"].same_as)
+    for _, l in ipairs(log) do assert.is_true(l.key:sub(1, 3) ~= "A=2", "attempted " .. l.key) end
+    local distinct = {}
+    for _, l in ipairs(log) do distinct[l.key] = true end
+    assert.same({ ["A=1,B=1"] = true, ["A=1,B=2"] = true, ["A=3,B=1"] = true }, distinct)
+    assert.equal(3, #rec.finalists) -- three candidates left: no screen, all timed fully
+    -- the seed A=2,B=1 is kept in place of A=1,B=1, and tried first
+    log = {}
+    _, tried = runner.search_candidates({}, s2, "cuda", { autotune = { seeds = { cuda = { "A=2,B=1" } } } }, {}, attempt(log))
+    by = {}
+    for _, t in ipairs(tried) do by[t.config] = t end
+    assert.equal("A=2,B=1", log[1].key)
+    assert.equal("A=2,B=1", by["A=1,B=1"].same_as)
+    -- a seed that is left out as a twin is tried as its representative
+    log = {}
+    runner.search_candidates({}, s2, "cuda", { autotune = { seeds = { cuda = { "A=2,B=2" } } } }, {},
+      attempt(log))
+    assert.equal("A=2,B=2", log[1].key)
+  end)
   it("a default configuration the precompile phase failed is named by compile_failure", function()
     local item = { autotune = { compile_failed = { cuda = { ["A=1,B=1"] = "log" } } } }
     assert.equal("log", runner.compile_failure(item, "cuda", { B = 1, A = 1 }))
