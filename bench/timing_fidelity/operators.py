@@ -171,6 +171,18 @@ def ncu_nop(out, prefix="ncu", skip=0):
     return (statistics.median(t), len(t)) if t else (None, 0)
 
 
+def ncu_error(out, stem):
+    """ncu's first ==ERROR== line in <stem>.csv (its --log-file) or <stem>.log, or None: e.g. a
+    runtime where ncu cannot read the counters ('Failed to initialize the profiler')."""
+    for ext in (".csv", ".log"):
+        path = os.path.join(out, stem + ext)
+        if os.path.exists(path):
+            for line in open(path, errors="replace"):
+                if line.startswith("==ERROR=="):
+                    return line.strip()
+    return None
+
+
 def ncu_side(out, prefix, per_run, tb, skip_runs=0):
     """row name -> (ncu_us, runs, note, kernels per run) from the logs <prefix>_<i>.csv."""
     ncu_by = {}
@@ -184,6 +196,9 @@ def ncu_side(out, prefix, per_run, tb, skip_runs=0):
                 msg = "ncu: not run (no ncu on PATH?)"
             elif not records:
                 msg = f"ncu: no kernel in {prefix}_{i}.csv (see {prefix}_{i}.log)"
+                err = ncu_error(out, f"{prefix}_{i}")
+                if err:
+                    msg += ": " + err
             else:
                 segs, note = split_cases(records, op)
                 msg = None

@@ -142,6 +142,14 @@ grep -q '^0 rows judged: 0 ok, 0 FAIL; 20 missing' "$tmp/table3" || fail "empty:
 grep -q '^vector_add_fp32_first .* missing  1    0  tilebench: 0 rows for vector_add fp32, expected 2 (see tilebench_run.log); ncu: not run' "$tmp/table3" ||
   fail "empty: note: $(grep vector_add_fp32_first "$tmp/table3")"
 
+# ---- ncu that cannot profile (a runtime without counter access): its error is in the note
+cp -r "$fx" "$tmp/out5"
+printf '==PROF== Connected to process 99 (/x/tilebench)\n==ERROR== Failed to initialize the profiler: LibraryNotLoaded\n' \
+  > "$tmp/out5/ncu_2.csv"
+python3 "$B/operators.py" table "$tmp/out5" H200 > "$tmp/table5"
+sed '/^Variant/,$d' "$tmp/table5" | grep -c 'ncu: no kernel in ncu_2.csv (see ncu_2.log): ==ERROR== Failed to initialize the profiler: LibraryNotLoaded$' |
+  grep -qx 4 || fail "ncu error: $(grep bf16 "$tmp/table5")"
+
 # ---- new NVRTC cache entries while ncu ran: said, and the check fails
 cp -r "$fx" "$tmp/out4"
 echo "./0123abcd.cubin" > "$tmp/out4/cache_new.txt"
