@@ -74,8 +74,8 @@ end
 M.ROW_VEC = {}
 for _, d in ipairs({ "fp32", "fp16", "bf16" }) do M.ROW_VEC[d] = 16 // require("tb.dtype").info[d].size end
 M.ROW_DEFAULT = { TPR = 0, BLOCK = 0, RPG = 1, STAGES = -1, FULLVEC = 0 }
-M.ROW_SPACE = { TPR = { 0, 32, 64, 128, 256, 512, 1024 }, BLOCK = { 0, 128, 256, 512, 1024 }, RPG = { 1, 2, 4 },
-                STAGES = { 0, 2, 3, 4, 6 }, FULLVEC = { 0, 1 } }
+M.ROW_SPACE = { TPR = { 0, 32, 64, 128, 256, 512, 1024 }, BLOCK = { 0, 128, 256, 512, 1024 }, RPG = { 1, 2 },
+                STAGES = { 0, 2 }, FULLVEC = { 0, 1 } }
 -- FULLVEC = 1 compiles the kernels' bound checks per whole 16-byte vector instead of per element
 -- (tb_for_elems: the same arithmetic in the same order); 0 passes no define, the measured kernels.
 
