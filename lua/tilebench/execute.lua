@@ -87,7 +87,12 @@ function M.execute(items, executor, jnl, hooks)
   for _, it in ipairs(items) do
     local sig = hooks.interrupted and hooks.interrupted()
     if sig then return { done = done, interrupted = sig, counts = counts } end
-    if hooks.on_item_start then hooks.on_item_start(it) end
+    if hooks.on_item_start then
+      hooks.on_item_start(it)
+      -- an interrupt while the hook waited (the overlapped precompile phase) stops before the item
+      sig = hooks.interrupted and hooks.interrupted()
+      if sig then return { done = done, interrupted = sig, counts = counts } end
+    end
     local rows = executor:run(it)
     for _, r in ipairs(rows) do
       r.params = it._case and it._case.params or it.params -- exact grid values when planned here

@@ -36,6 +36,26 @@ describe("execute", function()
     os.remove(path)
   end)
 
+  it("an interrupt while on_item_start waits stops before that item runs", function()
+    local path = os.tmpname()
+    os.remove(path)
+    local jnl = journal.open(path, { run_id = "t" })
+    local pool <close> = worker.isolated({ runner = "tests.fixtures.fake_runner" })
+    local items = { item("alpha", 1, { "cuda" }), item("alpha", 2, { "cuda" }) }
+    local stop, started = nil, 0
+    local summary = execute.execute(items, pool, jnl, {
+      on_item_start = function(it) started = started + 1; if it.case_index == 2 then stop = "SIGINT" end end,
+      interrupted = function() return stop end,
+    })
+    jnl:close()
+    assert.equal(2, started)
+    assert.equal(1, summary.done)
+    assert.equal("SIGINT", summary.interrupted)
+    local _, rows = journal.read(path)
+    assert.equal(1, #rows)
+    os.remove(path)
+  end)
+
   it("derives each case's columns in the parent from the item's work and the case's baseline", function()
     local it = { operator = "alpha", mode = "default", dtype = "fp32", case_index = 1, impls = { "good", "fast", "bad" },
                  flops = 2e9, bytes = 4e9, baseline = "good", category = "Point-wise", gate = { elib = 0.5 } }
