@@ -116,7 +116,7 @@ def main():
     ap.add_argument("cases")
     ap.add_argument("csv_dir")
     ap.add_argument("out")
-    ap.add_argument("--repeat", type=int, default=100)
+    ap.add_argument("--repeat", type=int, default=500)
     ap.add_argument("--warmup", type=int, default=20)
     a = ap.parse_args()
     cases = json.load(open(a.cases))

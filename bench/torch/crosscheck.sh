@@ -19,6 +19,6 @@ TILEBENCH_RESULTS_DIR="$OUT/eager" "$TB" run "${opflag[@]}" --impl torch --cases
 TILEBENCH_RESULTS_DIR="$OUT/graph" "$TB" run "${opflag[@]}" --impl torch --cases first --gpu xcheck \
   --quiet || echo "tilebench graph run exited $?"
 python3 "$HERE/crosscheck.py" "$OUT/cases.json" "$OUT/eager/xcheck/csv" "$OUT/crosscheck" || exit 1
-python3 "$HERE/crosscheck.py" "$OUT/cases.json" "$OUT/graph/xcheck/csv" "$OUT/crosscheck_graph" --repeat 50 || true
+python3 "$HERE/crosscheck.py" "$OUT/cases.json" "$OUT/graph/xcheck/csv" "$OUT/crosscheck_graph" --repeat 250 || true
 cat "$OUT/crosscheck.md"
 echo "(graph mode against the same plain-Python eager times: $OUT/crosscheck_graph.md)"
