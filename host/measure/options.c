@@ -13,7 +13,7 @@ const measure_opts measure_default_opts = {
   .min_time = 0.05, .timeout = 15, .noise_plateau = 0.02, .flush = 1, .flush_bytes = -1, .flush_mode = 0,
   .flush_tlb_bytes = 0, .graph = 1, .graph_group = 0, .group_events = 0, .clock = 0, .clock_check = 1,
   .sustained_clock = 1, .throttle_threshold = 0.90, .clock_window_ns = 2000, .clock_interval = 0.005,
-  .sync_timeout = 60, .conditions = 0, .reading = 0, .cooldown_max = 5, .settle_window = 0.25, .settle_tol = 0.01,
+  .sync_timeout = 60, .conditions = 2 /* sequential: the declared default */, .reading = 0, .cooldown_max = 5, .settle_window = 0.25, .settle_tol = 0.01,
   .power = 1};
 
 #define OFF(f) offsetof(measure_opts, f)

@@ -3,6 +3,7 @@
  * kernel time (timestamps) or event time, the fallbacks, throttled clocks, and errors that reach
  * the caller with what failed. */
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,6 +19,15 @@ static int failures;
     }                                                                      \
   } while (0)
 #define NEAR(a, b, tol) CHECK(fabs((a) - (b)) <= (tol))
+#define CHECKF(cond, ...)                                                  \
+  do {                                                                     \
+    if (!(cond)) {                                                         \
+      fprintf(stderr, "%s:%d: check failed: ", __FILE__, __LINE__);        \
+      fprintf(stderr, __VA_ARGS__);                                        \
+      fprintf(stderr, "\n");                                              \
+      failures++;                                                          \
+    }                                                                      \
+  } while (0)
 
 /* ---- the host kernels and the work, as fake kernels ------------------------------------------ */
 
@@ -386,6 +396,35 @@ static void test_option_table(void) {
     size_t width = d->type == MEASURE_OPT_BOOLEAN || d->type == MEASURE_OPT_CHOICE ? sizeof(int) : sizeof(double);
     CHECK(d->offset + width <= sizeof(measure_opts));
     CHECK(d->desc && strlen(d->desc) > 10 && d->def);
+  }
+  /* the default each row declares (what --help and the docs show) is measure_default_opts' value,
+   * where the declaration is a plain value: a choice's name, true/false, or a number */
+  for (size_t i = 0; i < measure_n_options; i++) {
+    const measure_opt_desc *d = &measure_options[i];
+    const char *field = (const char *)&measure_default_opts + d->offset;
+    if (d->type == MEASURE_OPT_CHOICE) {
+      int v = *(const int *)field, k = 0;
+      const char *c = d->choices;
+      char name[64] = "";
+      while (*c) { /* the v-th space-separated choice */
+        size_t len = strcspn(c, " ");
+        if (k == v && len < sizeof name) { memcpy(name, c, len); name[len] = '\0'; }
+        c += len;
+        while (*c == ' ') c++;
+        k++;
+      }
+      CHECKF(strcmp(name, d->def) == 0, "option %s: default %s, declared %s", d->name, name, d->def);
+    } else if (d->type == MEASURE_OPT_BOOLEAN) {
+      int v = *(const int *)field;
+      CHECKF(strcmp(d->def, v ? "true" : "false") == 0, "option %s: default %d, declared %s", d->name, v, d->def);
+    } else {
+      char *end;
+      double declared = strtod(d->def, &end);
+      if (end != d->def && *end == '\0') {
+        double v = *(const double *)field;
+        CHECKF(fabs(v - declared) <= 1e-12 * fabs(declared), "option %s: default %g, declared %s", d->name, v, d->def);
+      }
+    }
   }
 }
 
