@@ -226,13 +226,23 @@ function M.triton(problem, names, default)
       local p = problem(case)
       local bm, bn, bk = triton_tiles(p, cfg)
       local grid = { ctx.cdiv(p.M, bm) * ctx.cdiv(p.N, bn), p.batch }
-      return ctx.plan { ctx:triton { file = "gemm_triton.py", kernel = "gemm_kernel", grid = grid,
-        args = { a = ins[names.a], b = ins[names.b], c = outs[names.c], M = ctx.i32(p.M), N = ctx.i32(p.N),
+      -- TF32 and fp8 read B^T (N, K), written by a transpose step inside the timed plan, as the
+      -- cuda implementation's kernels do (gemm_triton.py, B_KMAJOR)
+      local dtype = M.canon(p.dtype)
+      local kmajor = dtype == "fp32" or dtype == "fp8_e4m3"
+      local steps, b = {}, ins[names.b]
+      if kmajor then
+        local tstep, bt = transpose_step(p, b, ctx)
+        steps[1], b = tstep, bt
+      end
+      steps[#steps + 1] = ctx:triton { file = "gemm_triton.py", kernel = "gemm_kernel", grid = grid,
+        args = { a = ins[names.a], b = b, c = outs[names.c], M = ctx.i32(p.M), N = ctx.i32(p.N),
                  K = ctx.i32(p.K), stride_a = ctx.i64(p.M * p.K), stride_b = ctx.i64(p.K * p.N),
                  stride_c = ctx.i64(p.M * p.N) },
         constexprs = { BM = bm, BN = bn, BK = bk, GROUP_M = cfg.GROUP_M,
-                       EVEN_K = p.K % bk == 0, OUT_VIA_BF16 = p.dtype == "fp8_e4m3" },
-        num_warps = cfg.num_warps, num_stages = cfg.num_stages } }
+                       EVEN_K = p.K % bk == 0, OUT_VIA_BF16 = p.dtype == "fp8_e4m3", B_KMAJOR = kmajor },
+        num_warps = cfg.num_warps, num_stages = cfg.num_stages }
+      return ctx.plan(steps)
     end,
   }
 end
