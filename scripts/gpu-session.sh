@@ -10,6 +10,7 @@
 # cache autotune-full-cold filled, in a later call on the same machine: 5 minutes),
 # autotune-agreement-1/-2/-3 (bench/autotune/agreement.sh on a third of the operators each),
 # autotune-profile (where an autotuned case's time goes; $PROFILE_OPS, $PROFILE_CASES), crosscheck (issue 15's alone),
+# autotune-resume (RUN_ID=<id>: a cut autotune-full-* run, resumed with their cache),
 # smoke, examples, torch (the torch GPU test and bench/torch's cross-check table),
 # torch-operators / torch-autotune (all operators with torch, cuda and lib),
 # triton (the Triton GPU tests: launcher identity, every triton row verifying at the first case),
@@ -157,6 +158,15 @@ for s in "$@"; do
         stage "$s" "$TB" run --operator "$ops" --gpu H200 --autotune --quiet
       echo "$(date +%s.%N) $t0" | awk '{printf "%.1f\n", $1 - $2}' > "$OUTDIR/$s.wall_s"
       grep -E "precompile:|^run .* finished|stopped" "$LOGS/$s.log" | sed 's/^/    /' >> "$summary" ;;
+    autotune-resume)
+      # The run a call's limit cut (its id in $RUN_ID), resumed with the autotune stages' cache on
+      # the same machine (a later call while it is still held): what is left, kernels compiled
+      # beside the cases as before.
+      acache=${AUTOTUNE_CACHE:-/tmp/tilebench-autotune-cache}
+      mkdir -p "$acache"
+      TILEBENCH_CACHE_DIR=$acache STAGE_TIMEOUT=${STAGE_TIMEOUT:-560} \
+        stage autotune-resume "$TB" run --resume "${RUN_ID:?autotune-resume needs RUN_ID}" --gpu H200 --quiet
+      grep -E "precompile:|^run .* finished|stopped" "$LOGS/autotune-resume.log" | sed 's/^/    /' >> "$summary" ;;
     autotune-profile)
       # Where an autotuned case's time goes, from an empty cache (its own): the first and last
       # case of each dtype of $PROFILE_OPS, compiled beside the cases; each row's search record
