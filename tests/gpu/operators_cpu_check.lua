@@ -14,8 +14,8 @@
 -- default on every small case where triton imports; moe_topk_gating gets planted ties (lower index
 -- first) and histogramming out-of-range values (not counted), both for the reference, cuda and
 -- triton; kl_divergence, moe_topk_gating and histogramming check their input generators.
--- flash_decode, linear_self_attention and flash_attention (issue 16's attention) also run their
--- `triton` default;
+-- flash_decode, linear_self_attention, flash_attention and block_sparse_attention (issue 16's
+-- attention) also run their `triton` default;
 -- flash_decode gets b_seqlen values other than the generator's (0, negative, past the allocation,
 -- partial blocks); flash_decode's and linear_self_attention's plans, which keep state on the device
 -- (counters, a workspace), are run three times and must still verify.
@@ -478,6 +478,48 @@ function cpu.flash_attention(c, h)
   return out
 end
 
+-- block_sparse_attention: the admissible keys from OPERATORS.md 26's own rule (key block n //
+-- BLOCK_N in max(0, r - 2) .. r for r = m // BLOCK_M, and n <= m; not from the layout tensors, so
+-- the layout the operator builds is checked too), kv head h // (H / H_kv), softmax in double (two
+-- passes), against the fp16 reference within fp16's tolerance.
+function cpu.block_sparse_attention(c, h)
+  local p = c.params
+  local M, D, G = p.M, p.D, p.H // p.H_kv
+  local scale = 1 / math.sqrt(D)
+  local out = {}
+  for b = 0, p.B - 1 do
+    for hh = 0, p.H - 1 do
+      local qbase = (b * p.H + hh) * M * D
+      local kbase = (b * p.H_kv + hh // G) * M * D
+      for m = 0, M - 1 do
+        local r = m // p.BLOCK_M
+        local keys, w, mx = {}, {}, -math.huge
+        for n = 0, m do
+          local cb = n // p.BLOCK_N
+          if cb >= math.max(0, r - 2) and cb <= r then
+            local dot = 0
+            for d = 1, D do dot = dot + h.q[qbase + m * D + d] * h.k[kbase + n * D + d] end
+            keys[#keys + 1] = n
+            w[#keys] = dot * scale
+            if w[#keys] > mx then mx = w[#keys] end
+          end
+        end
+        local l = 0
+        for i = 1, #keys do
+          w[i] = math.exp(w[i] - mx)
+          l = l + w[i]
+        end
+        for d = 1, D do
+          local a = 0
+          for i = 1, #keys do a = a + w[i] * h.v[kbase + keys[i] * D + d] end
+          out[qbase + m * D + d] = l > 0 and a / l or 0
+        end
+      end
+    end
+  end
+  return out
+end
+
 function cpu.mean_reduction(c, h)
   local rows, cols = c.params.M, c.params.N
   local out = {}
@@ -596,6 +638,20 @@ local CASES = {
                                  { batch_size = 1, n_heads = 1, seq_len = 256, head_dim = 128, causal = 1 },
                                  { batch_size = 1, n_heads = 3, seq_len = 70, head_dim = 16, causal = 1 },
                                  { batch_size = 1, n_heads = 1, seq_len = 1, head_dim = 128, causal = 1 } } },
+  -- TileBench's blocks (64) with a single partial row block (37: rows past M in the CTA), a window
+  -- sliding over 4 row blocks the last partial (200), 5 full ones with D = 64 and GQA groups of 4
+  -- (320), no GQA with an odd head count (130), one row, smaller blocks (32 and 16: key tiles of 32
+  -- and 16, fewer warps a CTA, D = 16 and 32), blocks of 128 (two key tiles a listed block, two
+  -- CTAs a layout row)
+  block_sparse_attention = { dtypes = { "fp16" },
+    params = { { B = 1, H = 4, H_kv = 2, M = 37, D = 128, BLOCK_M = 64, BLOCK_N = 64 },
+               { B = 1, H = 2, H_kv = 1, M = 200, D = 128, BLOCK_M = 64, BLOCK_N = 64 },
+               { B = 2, H = 4, H_kv = 1, M = 320, D = 64, BLOCK_M = 64, BLOCK_N = 64 },
+               { B = 1, H = 3, H_kv = 3, M = 130, D = 128, BLOCK_M = 64, BLOCK_N = 64 },
+               { B = 1, H = 2, H_kv = 2, M = 1, D = 128, BLOCK_M = 64, BLOCK_N = 64 },
+               { B = 1, H = 2, H_kv = 1, M = 150, D = 16, BLOCK_M = 32, BLOCK_N = 32 },
+               { B = 1, H = 4, H_kv = 2, M = 100, D = 32, BLOCK_M = 16, BLOCK_N = 16 },
+               { B = 1, H = 2, H_kv = 1, M = 300, D = 64, BLOCK_M = 128, BLOCK_N = 128 } } },
   mean_reduction = { dtypes = { "fp16", "bf16", "fp32" },
                      params = { { M = 5, N = 1001 }, { M = 33, N = 20480 }, { M = 3, N = 17 }, { M = 7, N = 20480 },
                                 { M = 9, N = 4097 }, { M = 1001, N = 100 }, { M = 300, N = 4096 } } },
@@ -744,7 +800,7 @@ end
 -- (triton compiles on the GPU machine: a second or two per kernel), where triton imports.
 local TRITON_DEFAULT = { l2_norm = true, cross_entropy = true, kl_divergence = true, moe_topk_gating = true,
                          histogramming = true, batch_normalization = true, flash_decode = true,
-                         linear_self_attention = true, flash_attention = true }
+                         linear_self_attention = true, flash_attention = true, block_sparse_attention = true }
 
 local function check_triton_default(op, c, ctx, ins, refs, where)
   local spec = op.module.implementations.triton
@@ -819,6 +875,7 @@ for _, n in ipairs({ "l2_norm", "cross_entropy", "kl_divergence", "moe_topk_gati
 ORDER[#ORDER + 1] = "flash_decode"
 ORDER[#ORDER + 1] = "linear_self_attention"
 ORDER[#ORDER + 1] = "flash_attention"
+ORDER[#ORDER + 1] = "block_sparse_attention"
 
 -- The default implementations, plus triton where it imports (the checks of stated rules run it too).
 local function with_triton(op, where)

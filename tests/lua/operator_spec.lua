@@ -61,7 +61,7 @@ describe("operator configs follow OPERATORS.md", function()
                     "rmsnorm", "l2_norm", "cross_entropy", "kl_divergence", "mean_reduction", "argmax",
                     "histogramming", "moe_topk_gating", "batch_normalization", "matmul_fp32_fp16_fp8",
                     "batched_matmul", "flash_decode", "linear_self_attention",
-                    "flash_attention" }
+                    "flash_attention", "block_sparse_attention" }
   local sheet = {}
   local f = assert(io.open(TILEBENCH_HOME .. "/tests/fixtures/expressions.txt", "rb"))
   for line in f:lines() do
