@@ -115,3 +115,83 @@ describe("operator configs follow OPERATORS.md", function()
     end
   end
 end)
+
+-- block_sparse_attention (docs/ATTENTION.md): the CSR layout tilebench builds follows OPERATORS.md
+-- 26's generator, the essential flops formula counts the admissible pairs, and the cuda and triton
+-- spaces keep what the kernels can run.
+describe("block_sparse_attention", function()
+  local expr = require("tilebench.expr")
+  local runner = require("tilebench.runner")
+  local op = opmod.load("block_sparse_attention")
+  local m = op.module
+  local GRID = { B = 2, H = 8, H_kv = 2, BLOCK_M = 64, BLOCK_N = 64, BLOCK_D = 64, D = 128 }
+  local function with(t)
+    local p = {}
+    for k, v in pairs(GRID) do p[k] = v end
+    for k, v in pairs(t) do p[k] = v end
+    return { params = p, dtype = "fp16" }
+  end
+
+  it("builds the layout: row block r lists key blocks max(0, r - 2) .. r, zero-padded", function()
+    local crow, col = m.layout({ M = 200, BLOCK_M = 64, BLOCK_N = 64 })
+    assert.are.same({ 0, 1, 3, 6, 9 }, crow)
+    assert.are.same({ 0, 0, 1, 0, 1, 2, 1, 2, 3, 0, 0, 0, 0, 0, 0, 0 }, col)
+    crow, col = m.layout({ M = 10240, BLOCK_M = 64, BLOCK_N = 64 })
+    assert.are.equal(161, #crow)
+    assert.are.equal(160 * 160, #col)
+    for r = 0, 159 do
+      local want = {}
+      for c = math.max(0, r - 2), r do want[#want + 1] = c end
+      local got = {}
+      for i = crow[r + 1] + 1, crow[r + 2] do got[#got + 1] = col[i] end
+      assert.are.same(want, got)
+    end
+    for i = crow[161] + 1, #col do assert.are.equal(0, col[i]) end
+  end)
+
+  it("states essential flops equal to 4 D flops per admissible (query, key) pair", function()
+    local src = op.config.metrics.essential_flops_expr
+    for _, M in ipairs({ 512, 1024, 3072, 10240 }) do
+      local pairs_ = 0
+      for q = 0, M - 1 do
+        local r = q // 64
+        pairs_ = pairs_ + (q - math.max(0, r - 2) * 64 + 1) -- keys max(0, r - 2) * 64 .. q
+      end
+      local env = { B = 2, H = 8, H_kv = 2, BLOCK_M = 64, BLOCK_N = 64, BLOCK_D = 64, D = 128, M = M, dtype_size = 2 }
+      assert.are.equal(4 * 2 * 8 * 128 * pairs_, expr.eval(src, env))
+      assert.is_true(expr.eval(src, env) < expr.eval(op.config.metrics.flops_expr, env))
+    end
+  end)
+
+  it("keeps the cuda candidates the kernel can run, and resolves the default at small shapes", function()
+    local cuda = m.implementations.cuda
+    local grid_case, n = with({ M = 10240 }), 0
+    for _, cfg in ipairs(runner.candidates(cuda)) do
+      if cuda.valid(grid_case, cfg) then
+        n = n + 1
+        assert.is_true(cfg.HPC * cfg.WM >= 2 and cfg.HPC * cfg.WM <= 8 and 4 % cfg.HPC == 0)
+      end
+    end
+    assert.are.equal(7, n)
+    assert.is_true(cuda.valid(grid_case, cuda.default))
+    -- no GQA and blocks of 16: only one head and one warp of rows fit, so HPC 2 and WM 2 are refused
+    local small = with({ M = 100, H = 3, H_kv = 3, BLOCK_M = 16, BLOCK_N = 16 })
+    assert.is_false(cuda.valid(small, { WM = 2, HPC = 1 }))
+    assert.is_false(cuda.valid(small, { WM = 1, HPC = 2 }))
+    assert.is_true(cuda.supports(small))
+    assert.is_false((cuda.supports(with({ D = 256 }))))
+    assert.is_false((cuda.supports(with({ BLOCK_N = 48 }))))
+    local ok, why = cuda.supports(with({ H = 6, H_kv = 4 }))
+    assert.is_false(ok)
+    assert.truthy(why:find("H_kv", 1, true))
+  end)
+
+  it("keeps triton's query tiles inside a layout row", function()
+    local tri = m.implementations.triton
+    local c = with({ M = 512, BLOCK_M = 32 })
+    assert.is_false(tri.valid(c, { BM = 64, num_warps = 4, num_stages = 2 }))
+    assert.is_true(tri.valid(c, { BM = 32, num_warps = 4, num_stages = 2 }))
+    assert.is_true(tri.valid(with({ M = 10240 }), tri.default))
+    assert.is_false((tri.supports(with({ D = 96 }))))
+  end)
+end)
