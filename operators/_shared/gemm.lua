@@ -7,7 +7,9 @@ local dtypes = require("tb.dtype")
 
 local M = {}
 
-local DT = { fp32 = 0, fp16 = 1, bf16 = 2, fp8_e4m3 = 3 }
+local DT = { fp32 = 0, fp16 = 1, bf16 = 2, fp8_e4m3 = 3, int8 = 4 }
+-- gemm_wgmma.cu's OUT where it differs from DT: int8 products are int32 (matmul_int8)
+local OUT_DT = { int32 = 4 }
 local SMEM_OPTIN = 232448 -- H100/H200 per-block limit; the plan checks ctx.props when it has it
 
 -- The canonical dtype name (tb.dtype's aliases: float8_e4m3fn -> fp8_e4m3); unknown names pass.
@@ -23,8 +25,9 @@ end
 
 -- Shared memory of a gemm_wgmma configuration (dynamic, includes 1 KiB for alignment; the
 -- warp-specialized one adds 1 KiB for its 2 * STAGES mbarriers).
+local PERSISTENT = { ws = true, tma = true, pp = true, sk = true }
 function M.wgmma_smem(cfg)
-  return cfg.STAGES * (16384 + cfg.BN * 128) + ((cfg.VARIANT == "ws" or cfg.VARIANT == "tma" or cfg.VARIANT == "pp") and 2048 or 1024)
+  return cfg.STAGES * (16384 + cfg.BN * 128) + (PERSISTENT[cfg.VARIANT] and 2048 or 1024)
 end
 function M.mma_smem(cfg) return cfg.STAGES * (128 * 40 + 32 * 136) * 2 end
 
@@ -53,8 +56,11 @@ end
 -- cfg.PRODUCERS overrides (experiments).
 function M.ws_producers(cfg) return cfg.PRODUCERS or (cfg.BN > 128 and 1 or 3) end
 
--- The `cuda` implementation. cfg = {VARIANT = "tma"|"pp"|"wgmma"|"wgmma2"|"ws"|"mma", BN, STAGES}:
--- "tma" is gemm_tma (warp-specialized, persistent, TMA loads, both consumer warpgroups on each
+-- The `cuda` implementation. p may add out (the output dtype where it is not the input's: int32
+-- for int8), b_kmajor (true: b holds B^T (N, K) already, no transpose step) and pre (steps that
+-- run first: matmul_int8's unpack of B).
+-- cfg = {VARIANT = "tma"|"pp"|"sk"|"wgmma"|"wgmma2"|"ws"|"mma", BN, STAGES [, SK]}: "sk" is
+-- gemm_streamk (gemm_tma under the Stream-K schedule of streamk_split, cfg.SK 1 or 2); "tma" is gemm_tma (warp-specialized, persistent, TMA loads, both consumer warpgroups on each
 -- tile), "pp" the same with PINGPONG (each consumer warpgroup on its own tiles), "wgmma" gemm_wgmma, "wgmma2" the
 -- same kernel built for two CTAs per SM, "ws" gemm_wgmma_ws (warp-specialized, persistent,
 -- cp.async loads), "mma" gemm_mma.
@@ -69,6 +75,12 @@ function M.valid(p, cfg, ctx)
     return false
   end
   if cfg.VARIANT == "pp" and cfg.BN ~= 128 then return false end
+  -- Stream-K: cfg.SK picks the split (streamk_split); the other variants take SK = 1 only, so a
+  -- space with SK has no duplicates. Its fix-up adds fp32 partials: not int8.
+  if cfg.SK and cfg.VARIANT ~= "sk" and cfg.SK ~= 1 then return false end
+  if cfg.VARIANT == "sk" and (dtype == "int8" or cfg.BN < 128 or p.M < 1 or p.N < 1 or p.K < 1) then
+    return false
+  end
   -- two CTAs per SM: 128 registers (BN = 128 only) and two STAGES = 3 rings in one SM's 228 KiB
   if cfg.VARIANT == "wgmma2" and (cfg.BN ~= 128 or cfg.STAGES ~= 3) then return false end
   return M.wgmma_smem(cfg) <= (ctx and smem_limit(ctx) or SMEM_OPTIN)
@@ -78,6 +90,23 @@ end
 function M.supports(p)
   local per16 = 16 // dtypes.info[M.canon(p.dtype)].size
   return p.K % per16 == 0 and p.N % 8 == 0 and p.N % per16 == 0
+end
+
+-- The Stream-K schedule of VARIANT=sk (gemm_streamk) and of streamk_matmul's Triton kernel, for
+-- T tiles of KT K-tiles each on G SMs, mode 1 or 2 (cfg.SK): returns sk_tiles (the leading tiles whose
+-- K-loops are shared out evenly over the grid, as one run of K-tiles) and the grid. The other
+-- tiles go data-parallel, a tile per CTA per wave. With T tiles and G SMs:
+--   T a multiple of G: no stream-K (whole waves already);
+--   T < G: every tile stream-K over min(G, T * KT) CTAs (each about T / G of a tile);
+--   SK = 1: the remainder T % G stream-K (each CTA about (T % G)/G of a tile, then T // G tiles);
+--   SK = 2: the remainder plus one whole wave, T % G + G (the Stream-K paper's "two-tile" hybrid:
+--           each CTA's stream-K share is more than one tile, fewer partial tiles per CTA).
+function M.streamk_split(tiles, kt, sms, mode)
+  if tiles % sms == 0 then return 0, math.min(tiles, sms) end
+  if tiles < sms then return tiles, math.min(sms, tiles * kt) end
+  local sk = tiles % sms
+  if mode == 2 then sk = math.min(tiles, sk + sms) end
+  return sk, sms
 end
 
 -- SMALL = 1 (the defaults): a problem of one wave of 128 x 128 tiles or less runs the
@@ -104,13 +133,14 @@ function M.cuda_plan(p, a, b, c, cfg, ctx)
     return ctx.plan{ { fn = f, grid = { ctx.cdiv(p.N, 128), ctx.cdiv(p.M, 128), p.batch }, block = { 256 },
                        smem = M.mma_smem(cfg), args = { a, b, c, table.unpack(tail) } } }
   end
-  local steps, bsrc = {}, b
-  local kmajor = (id == 0 or id == 3) and 1 or 0 -- tf32 and fp8 wgmma read B only K-major
-  if kmajor == 1 then
+  local steps, bsrc = { table.unpack(p.pre or {}) }, b
+  local kmajor = (id == 0 or id == 3 or id == 4) and 1 or 0 -- tf32, fp8, int8 wgmma read B only K-major
+  if kmajor == 1 and not p.b_kmajor then -- p.b_kmajor: b already holds B^T (N, K)
     local step, bt = transpose_step(p, b, ctx)
     steps[#steps + 1], bsrc = step, bt
   end
-  local defines = { DT = id, OUT = id, BN = cfg.BN, STAGES = cfg.STAGES, B_KMAJOR = kmajor }
+  local defines = { DT = id, OUT = p.out and OUT_DT[p.out] or id, BN = cfg.BN, STAGES = cfg.STAGES,
+                    B_KMAJOR = kmajor }
   if cfg.VARIANT == "ws" then
     -- persistent: at most one CTA per SM, each looping over tiles (cfg.CTAS, fewer: tests only)
     local producers = M.ws_producers(cfg)
@@ -124,7 +154,7 @@ function M.cuda_plan(p, a, b, c, cfg, ctx)
                           smem = M.wgmma_smem(cfg), args = args }
     return ctx.plan(steps)
   end
-  if cfg.VARIANT == "tma" or cfg.VARIANT == "pp" then
+  if cfg.VARIANT == "tma" or cfg.VARIANT == "pp" or cfg.VARIANT == "sk" then
     -- 3-D tensor maps (inner, rows, batch entry) over A and B, boxes of 128 bytes x rows
     local esz = ctx.dtype_size(p.dtype)
     local bk = 128 // esz
@@ -140,14 +170,26 @@ function M.cuda_plan(p, a, b, c, cfg, ctx)
     end
     defines.TMA = 1
     if cfg.VARIANT == "pp" then defines.PINGPONG = 1 end
-    local f = ctx:kernel("gemm_wgmma.cu", "gemm_tma", defines, { "--gpu-architecture=sm_90a" })
+    if cfg.VARIANT == "sk" then defines.STREAMK = 1 end
+    local f = ctx:kernel("gemm_wgmma.cu", cfg.VARIANT == "sk" and "gemm_streamk" or "gemm_tma", defines,
+                         { "--gpu-architecture=sm_90a" })
     local tiles = ctx.cdiv(p.M, 128) * ctx.cdiv(p.N, cfg.BN) * p.batch
     local sms = cfg.CTAS or (ctx.props and ctx.props.sm_count) or 132
     local args = { a, bsrc, c, table.unpack(tail) }
     args[#args + 1] = ctx.i32(p.batch)
     args[#args + 1] = mapA
     args[#args + 1] = mapB
-    steps[#steps + 1] = { fn = f, grid = { math.min(tiles, sms) }, block = { 384 },
+    local grid = math.min(tiles, sms)
+    if cfg.VARIANT == "sk" then
+      local sk
+      sk, grid = M.streamk_split(tiles, ctx.cdiv(p.K, bk), sms, cfg.SK)
+      -- the fix-up's fp32 partial sums and per-tile counts, zeroed once here; the kernel leaves
+      -- them zeroed after every run
+      args[#args + 1] = ctx.full({ math.max(1, sk) * 128 * cfg.BN }, "fp32", 0)
+      args[#args + 1] = ctx.full({ math.max(1, sk) }, "int32", 0)
+      args[#args + 1] = ctx.i32(sk)
+    end
+    steps[#steps + 1] = { fn = f, grid = { grid }, block = { 384 },
                           smem = M.wgmma_smem(cfg), args = args }
     return ctx.plan(steps)
   end

@@ -17,19 +17,23 @@
 //    bit (fp16, bf16: B used as stored, no pre-pass);
 //  - tiles are visited in groups of 8 tile-rows so concurrently running CTAs share A and B in L2.
 //
-// Defines: DT (0 tf32 from fp32, 1 fp16, 2 bf16, 3 fp8 e4m3), BN (64, 128, 256), STAGES (>= 3),
-//          B_KMAJOR (0/1; must be 1 for DT 0 and 3), OUT (0 fp32, 1 fp16, 2 bf16,
-//          3 fp8 e4m3 rounded through bf16 like torch._scaled_mm(out_dtype=bf16).to(fp8)),
+// Defines: DT (0 tf32 from fp32, 1 fp16, 2 bf16, 3 fp8 e4m3, 4 int8 with int32 accumulators),
+//          BN (64, 128, 256), STAGES (>= 3),
+//          B_KMAJOR (0/1; must be 1 for DT 0, 3 and 4), OUT (0 fp32, 1 fp16, 2 bf16,
+//          3 fp8 e4m3 rounded through bf16 like torch._scaled_mm(out_dtype=bf16).to(fp8),
+//          4 int32: with DT 4 only, matmul_int8),
 //          MIN_BLOCKS (1, or 2: __launch_bounds__(256, 2), 128 registers, for two CTAs per SM),
 //          WS (1: build gemm_wgmma_ws below instead) with WS_PRODUCERS (1-3),
-//          TMA (1: build gemm_tma below instead: TMA loads, BN 128 or 256).
+//          TMA (1: build gemm_tma below instead: TMA loads, BN 128 or 256),
+//          STREAMK (1, with TMA: build gemm_streamk instead, gemm_tma under a Stream-K schedule).
 // Needs K % (16 / sizeof(input)) == 0 and N % 8 == 0 (16-byte rows); any M.
 // Shared memory: STAGES * (16384 + BN * 128) + 1024 bytes (dynamic; gemm_wgmma_ws and gemm_tma
 // + 2048).
 // Kernels: gemm_wgmma(A, B, C, M, N, K, sA, sB, sC), grid (cdiv(N, BN), cdiv(M, 128), batch);
 //          gemm_wgmma_ws(A, B, C, M, N, K, sA, sB, sC, batch), grid <= SM count, block
 //          128 * (WS_PRODUCERS + 2);
-//          gemm_tma(A, B, C, M, N, K, sA, sB, sC, batch, mapA, mapB), grid <= SM count, block 384.
+//          gemm_tma(A, B, C, M, N, K, sA, sB, sC, batch, mapA, mapB), grid <= SM count, block 384;
+//          gemm_streamk(... mapB, W, counters, sk_tiles), grid <= SM count, block 384.
 // Self-contained (no CUDA headers): 16- and 8-bit values travel as raw bits and convert with PTX.
 
 #ifndef DT
@@ -53,6 +57,9 @@
 #ifndef TMA
 #define TMA 0
 #endif
+#ifndef STREAMK
+#define STREAMK 0
+#endif
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 1 /* gemm_wgmma: CTAs per SM; 2 caps registers at 128 (BN = 128 fits, no spills) */
 #endif
@@ -67,19 +74,33 @@ typedef float in_t;
 #elif DT == 1 || DT == 2
 typedef uint16_t in_t; // fp16 / bf16 bits
 #else
-typedef uint8_t in_t;  // fp8 e4m3 bits
+typedef uint8_t in_t;  // fp8 e4m3 bits, int8
 #endif
 
 #if OUT == 0
 typedef float out_t;
 #elif OUT == 1 || OUT == 2
 typedef uint16_t out_t;
+#elif OUT == 4
+typedef int out_t;
 #else
 typedef uint8_t out_t;
 #endif
 
-#if (DT == 0 || DT == 3) && !B_KMAJOR
-#error "tf32 and fp8 wgmma read B only K-major: set B_KMAJOR=1 and pass B^T (N, K)"
+// The accumulator: fp32, or int32 for int8 inputs (ACC_C: its inline-asm register constraint).
+#if DT == 4
+typedef int acc_t;
+#define ACC_C "r"
+#else
+typedef float acc_t;
+#define ACC_C "f"
+#endif
+#if (DT == 4) != (OUT == 4)
+#error "int8 inputs (DT 4) write int32 (OUT 4), and only they do"
+#endif
+
+#if (DT == 0 || DT == 3 || DT == 4) && !B_KMAJOR
+#error "tf32, fp8 and int8 wgmma read B only K-major: set B_KMAJOR=1 and pass B^T (N, K)"
 #endif
 #if BN != 64 && BN != 128 && BN != 256
 #error "BN must be 64, 128 or 256"
@@ -188,17 +209,40 @@ __device__ __forceinline__ void wgmma_e4m3_n256(float *d, uint64_t da, uint64_t 
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
       : "l"(da), "l"(db), "r"(1));
 }
+__device__ __forceinline__ void wgmma_s8_n64(int *d, uint64_t da, uint64_t db) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p;\n}\n"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]), "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]), "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]), "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31])
+      : "l"(da), "l"(db), "r"(1));
+}
+__device__ __forceinline__ void wgmma_s8_n128(int *d, uint64_t da, uint64_t db) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p;\n}\n"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]), "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]), "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]), "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]), "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]), "+r"(d[40]), "+r"(d[41]), "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]), "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]), "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63])
+      : "l"(da), "l"(db), "r"(1));
+}
+__device__ __forceinline__ void wgmma_s8_n256(int *d, uint64_t da, uint64_t db) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p;\n}\n"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]), "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]), "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]), "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]), "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]), "+r"(d[40]), "+r"(d[41]), "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]), "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]), "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63]), "+r"(d[64]), "+r"(d[65]), "+r"(d[66]), "+r"(d[67]), "+r"(d[68]), "+r"(d[69]), "+r"(d[70]), "+r"(d[71]), "+r"(d[72]), "+r"(d[73]), "+r"(d[74]), "+r"(d[75]), "+r"(d[76]), "+r"(d[77]), "+r"(d[78]), "+r"(d[79]), "+r"(d[80]), "+r"(d[81]), "+r"(d[82]), "+r"(d[83]), "+r"(d[84]), "+r"(d[85]), "+r"(d[86]), "+r"(d[87]), "+r"(d[88]), "+r"(d[89]), "+r"(d[90]), "+r"(d[91]), "+r"(d[92]), "+r"(d[93]), "+r"(d[94]), "+r"(d[95]), "+r"(d[96]), "+r"(d[97]), "+r"(d[98]), "+r"(d[99]), "+r"(d[100]), "+r"(d[101]), "+r"(d[102]), "+r"(d[103]), "+r"(d[104]), "+r"(d[105]), "+r"(d[106]), "+r"(d[107]), "+r"(d[108]), "+r"(d[109]), "+r"(d[110]), "+r"(d[111]), "+r"(d[112]), "+r"(d[113]), "+r"(d[114]), "+r"(d[115]), "+r"(d[116]), "+r"(d[117]), "+r"(d[118]), "+r"(d[119]), "+r"(d[120]), "+r"(d[121]), "+r"(d[122]), "+r"(d[123]), "+r"(d[124]), "+r"(d[125]), "+r"(d[126]), "+r"(d[127])
+      : "l"(da), "l"(db), "r"(1));
+}
 // END GENERATED
 
-__device__ __forceinline__ void wgmma_tile(float *d, uint64_t da, uint64_t db) {
+__device__ __forceinline__ void wgmma_tile(acc_t *d, uint64_t da, uint64_t db) {
 #if DT == 0
 #define WG(n) wgmma_tf32_n##n
 #elif DT == 1
 #define WG(n) wgmma_f16_n##n
 #elif DT == 2
 #define WG(n) wgmma_bf16_n##n
-#else
+#elif DT == 3
 #define WG(n) wgmma_e4m3_n##n
+#else
+#define WG(n) wgmma_s8_n##n
 #endif
 #if BN == 64
   WG(64)(d, da, db);
@@ -220,9 +264,9 @@ __device__ __forceinline__ void cp_async16(uint32_t dst, const void *src, bool p
                "r"(pred ? 16 : 0));
 }
 
-__device__ __forceinline__ void fence_operands(float *d) {
+__device__ __forceinline__ void fence_operands(acc_t *d) {
 #pragma unroll
-  for (int i = 0; i < BN / 2; i++) asm volatile("" : "+f"(d[i])::"memory");
+  for (int i = 0; i < BN / 2; i++) asm volatile("" : "+" ACC_C(d[i])::"memory");
 }
 
 // Copies K-tile kt into slot `base` (A at base, B at base + A_BYTES); NT threads share the copy,
@@ -264,6 +308,7 @@ __device__ __forceinline__ void load_tile(uint32_t base, const in_t *A, const in
 #endif
 }
 
+#if OUT != 4
 __device__ __forceinline__ out_t to_out(float x) {
 #if OUT == 0
   return x;
@@ -284,11 +329,14 @@ __device__ __forceinline__ out_t to_out(float x) {
   return (uint8_t)(pair & 0xFF);
 #endif
 }
+#endif // OUT != 4
 
 // Two adjacent outputs of one row (col even, N % 8 == 0: the pair is aligned), one store.
-__device__ __forceinline__ void store_pair(out_t *p, float x, float y) {
+__device__ __forceinline__ void store_pair(out_t *p, acc_t x, acc_t y) {
 #if OUT == 0
   asm volatile("st.global.v2.f32 [%0], {%1, %2};\n" ::"l"(p), "f"(x), "f"(y) : "memory");
+#elif OUT == 4
+  asm volatile("st.global.v2.s32 [%0], {%1, %2};\n" ::"l"(p), "r"(x), "r"(y) : "memory");
 #elif OUT == 1 || OUT == 2
   *(uint32_t *)p = (uint32_t)to_out(x) | ((uint32_t)to_out(y) << 16);
 #else
@@ -299,7 +347,7 @@ __device__ __forceinline__ void store_pair(out_t *p, float x, float y) {
 // Writes one warpgroup's 64 x BN accumulator block, rows from m0, columns from n0. Fragment:
 // register 4j + {0,1} holds row r, columns 8j + 2(lane%4) + {0,1}; 4j + {2,3} the same columns
 // of row r + 8, with r = 16 warp + lane / 4.
-__device__ __forceinline__ void store_fragment(out_t *C, const float *d, int M, int N, int m0,
+__device__ __forceinline__ void store_fragment(out_t *C, const acc_t *d, int M, int N, int m0,
                                                int n0, int warp, int lane) {
   const int r0 = m0 + warp * 16 + (lane >> 2);
 #pragma unroll
@@ -359,7 +407,7 @@ __device__ __forceinline__ void tile_origin(int t, int tiles_m, int tiles_n, int
 // Returns with the last slot still held (finish_tile gives it back). PROXY_FENCE: the slot was
 // written by cp.async (generic proxy) and wgmma reads it through the async proxy.
 template <int HALVES, int PROXY_FENCE>
-__device__ __forceinline__ void consume_tile(float *d, uint32_t smem, uint32_t full, uint32_t empty,
+__device__ __forceinline__ void consume_tile(acc_t *d, uint32_t smem, uint32_t full, uint32_t empty,
                                              int KT, uint32_t a_off, int &stage, uint32_t &phase,
                                              int &held, int lane) {
   held = -1;
@@ -397,7 +445,7 @@ __device__ __forceinline__ void consume_tile(float *d, uint32_t smem, uint32_t f
 
 // After consume_tile: waits for the last wgmma group and gives its slot back.
 template <int HALVES>
-__device__ __forceinline__ void finish_tile(float *d, uint32_t empty, int held, int lane) {
+__device__ __forceinline__ void finish_tile(acc_t *d, uint32_t empty, int held, int lane) {
   asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
 #pragma unroll
   for (int h = 0; h < HALVES; h++) fence_operands(d + h * (BN / 2));
@@ -433,9 +481,9 @@ gemm_wgmma(const in_t *__restrict__ A, const in_t *__restrict__ B, out_t *__rest
   const int n0 = ((pid % per_group) / gsize) * BN;
 
   const int KT = (K + BK - 1) / BK;
-  float d[BN / 2];
+  acc_t d[BN / 2];
 #pragma unroll
-  for (int i = 0; i < BN / 2; i++) d[i] = 0.0f;
+  for (int i = 0; i < BN / 2; i++) d[i] = (acc_t)0;
 
 #pragma unroll
   for (int s = 0; s < STAGES - 2; s++) {
@@ -614,12 +662,12 @@ gemm_wgmma_ws(const in_t *__restrict__ A, const in_t *__restrict__ B, out_t *__r
     const int cw = wg - WS_PRODUCERS, lane = tid & 31, warp = (tid >> 5) & 3;
     int stage = 0, held;
     uint32_t phase = 0;
-    float d[BN / 2];
+    acc_t d[BN / 2];
     for (int t = blockIdx.x; t < total; t += gridDim.x) {
       int z, m0, n0;
       tile_origin(t, tiles_m, tiles_n, z, m0, n0);
 #pragma unroll
-      for (int i = 0; i < BN / 2; i++) d[i] = 0.0f;
+      for (int i = 0; i < BN / 2; i++) d[i] = (acc_t)0;
       consume_tile<1, 1>(d, smem, full, empty, KT, cw * (64 * 128), stage, phase, held, lane);
       finish_tile<1>(d, empty, held, lane);
       store_fragment(C + (size_t)z * sC, d, M, N, m0 + cw * 64, n0, warp, lane);
@@ -667,6 +715,7 @@ __device__ __forceinline__ void tma_load_3d(uint32_t dst, const void *map, int c
                : "memory");
 }
 
+#if !STREAMK
 extern "C" __global__ void __launch_bounds__(TMA_THREADS, 1)
 gemm_tma(const in_t *__restrict__ A, const in_t *__restrict__ B, out_t *__restrict__ C, int M,
          int N, int K, long long sA, long long sB, long long sC, int batch,
@@ -731,7 +780,7 @@ gemm_tma(const in_t *__restrict__ A, const in_t *__restrict__ B, out_t *__restri
     // warpgroup's epilogue runs under the other's wgmma). The turns are also what makes the
     // parity waits sound: a warpgroup jumping KT positions ahead in the ring could otherwise see
     // an earlier fill of its slot complete with the parity it waits for.
-    float d[BN];
+    acc_t d[BN];
     for (int j = cw;; j += 2) {
       const int t = blockIdx.x + j * gridDim.x;
       if (t >= total) break;
@@ -741,7 +790,7 @@ gemm_tma(const in_t *__restrict__ A, const in_t *__restrict__ B, out_t *__restri
       int z, m0, n0;
       tile_origin(t, tiles_m, tiles_n, z, m0, n0);
 #pragma unroll
-      for (int i = 0; i < BN; i++) d[i] = 0.0f;
+      for (int i = 0; i < BN; i++) d[i] = (acc_t)0;
       if (j > 0) asm volatile("bar.sync %0, 256;\n" ::"r"(1 + (j & 1)) : "memory"); // my turn
       consume_tile<2, 0>(d, smem, full, empty, KT, 0, stage, phase, held, lane);
       // the next tile's main loop may start (only if that tile exists: no unmatched arrivals)
@@ -753,12 +802,12 @@ gemm_tma(const in_t *__restrict__ A, const in_t *__restrict__ B, out_t *__restri
 #else
     int stage = 0;
     uint32_t phase = 0;
-    float d[BN / 2];
+    acc_t d[BN / 2];
     for (int t = blockIdx.x; t < total; t += gridDim.x) {
       int z, m0, n0;
       tile_origin(t, tiles_m, tiles_n, z, m0, n0);
 #pragma unroll
-      for (int i = 0; i < BN / 2; i++) d[i] = 0.0f;
+      for (int i = 0; i < BN / 2; i++) d[i] = (acc_t)0;
       // TMA wrote the slots through the async proxy: no proxy fence
       consume_tile<1, 0>(d, smem, full, empty, KT, cw * (64 * 128), stage, phase, held, lane);
       finish_tile<1>(d, empty, held, lane);
@@ -770,4 +819,158 @@ gemm_tma(const in_t *__restrict__ A, const in_t *__restrict__ B, out_t *__restri
   __trap();
 #endif
 }
+#else // STREAMK
+// ---- gemm_streamk: gemm_tma's pipeline under a Stream-K schedule (streamk_matmul) ------------
+// The work is the tiles' K-loops, tiles * KT K-tiles. The first SK tiles (argument sk_tiles,
+// chosen by the plan: gemm.lua's streamk_split) are shared out as one run of K-tiles: CTA b of G
+// takes the contiguous K-tiles [b * SK * KT / G, (b + 1) * SK * KT / G), which may begin and
+// end inside tiles; the remaining tiles follow data-parallel, CTA b taking tiles SK + b,
+// SK + b + G, ... So every CTA gets the same number of K-tiles up to one tile, whatever the
+// tile count's remainder against the SM count. A tile a CTA covers entirely is stored as in
+// gemm_tma. The fix-up for a tile shared by several CTAs, without any CTA waiting for another:
+// each adds its fp32 partial into the tile's slot of the workspace W (red.global.add.v4.f32, in
+// fragment order so that each thread's four values are contiguous), fences, and adds its count
+// of K-tiles to the tile's counter; the CTA whose addition completes KT is the last, reads the
+// sum back (ld.global.cg: L2, never a stale L1 line), rounds and stores it, and zeroes the slot
+// and the counter for the next run (W and the counters start zeroed: the plan allocates them
+// with zeros once). Producer and consumers walk the same sequence of (tile, K-range) units.
+// Cooperative consumers only (two warpgroups, 64 rows each, as gemm_tma).
+#if PINGPONG || DT == 4
+#error "STREAMK takes the cooperative consumers (PINGPONG 0) and fp32 accumulators (not DT 4)"
+#endif
+
+// CTA b's share of the stream-K K-tiles: [begin, end) of SK * KT.
+__device__ __forceinline__ void sk_range(int sk_tiles, int KT, int &begin, int &end) {
+  const long long total = (long long)sk_tiles * KT;
+  begin = (int)(total * blockIdx.x / gridDim.x);
+  end = (int)(total * (blockIdx.x + 1) / gridDim.x);
+}
+
+// The u-th unit of this CTA (u from 0): tile t and K-tiles [kb, ke); false past the last one.
+// `it` carries the stream-K position between calls (start it at sk_range's begin).
+__device__ __forceinline__ bool sk_next(int &it, int sk_end, int &dp, int sk_tiles, int total, int KT,
+                                        int &t, int &kb, int &ke) {
+  if (it < sk_end) {
+    t = it / KT;
+    kb = it - t * KT;
+    ke = min(KT, kb + (sk_end - it));
+    it += ke - kb;
+    return true;
+  }
+  t = dp;
+  if (t >= total) return false;
+  dp += gridDim.x;
+  kb = 0;
+  ke = KT;
+  return true;
+}
+
+extern "C" __global__ void __launch_bounds__(TMA_THREADS, 1)
+gemm_streamk(const in_t *__restrict__ A, const in_t *__restrict__ B, out_t *__restrict__ C, int M,
+             int N, int K, long long sA, long long sB, long long sC, int batch,
+             const unsigned char *__restrict__ mapA, const unsigned char *__restrict__ mapB,
+             float *__restrict__ W, int *__restrict__ counters, int sk_tiles) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  extern __shared__ unsigned char smem_raw[];
+  __shared__ int last_flag;
+  const uint32_t raw = (uint32_t)__cvta_generic_to_shared(smem_raw);
+  const uint32_t smem = (raw + 1023u) & ~1023u; // swizzle atoms need 1024-byte alignment
+  const uint32_t full = smem + STAGES * STAGE_BYTES, empty = full + 8 * STAGES;
+
+  const int tid = threadIdx.x, wg = tid >> 7;
+  if (tid == 0) {
+    for (int s = 0; s < STAGES; s++) {
+      mbar_init(full + 8 * s, 1);
+      mbar_init(empty + 8 * s, 8); // one arrival per consuming warp
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+
+  const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+  const int total = tiles_m * tiles_n * batch;
+  const int KT = (K + BK - 1) / BK; // K >= 1 (a tensor map has no empty dimension)
+  int it, sk_end;
+  sk_range(sk_tiles, KT, it, sk_end);
+  int dp = sk_tiles + blockIdx.x, t, kb, ke;
+
+  if (wg == 0) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+    if (tid == 0) {
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"((unsigned long long)mapA) : "memory");
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"((unsigned long long)mapB) : "memory");
+      int slot = 0;
+      uint32_t pass = 0; // parity of this slot's fill count
+      while (sk_next(it, sk_end, dp, sk_tiles, total, KT, t, kb, ke)) {
+        int z, m0, n0;
+        tile_origin(t, tiles_m, tiles_n, z, m0, n0);
+        for (int kt = kb; kt < ke; kt++) {
+          mbar_wait(empty + 8 * slot, pass ^ 1); // the first pass finds every slot free
+          const uint32_t bar = full + 8 * slot, base = smem + slot * STAGE_BYTES;
+          asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar),
+                       "r"(STAGE_BYTES)
+                       : "memory");
+          const int k0 = kt * BK;
+          tma_load_3d(base, mapA, k0, m0, z, bar);
+#if B_KMAJOR
+          tma_load_3d(base + A_BYTES, mapB, k0, n0, z, bar);
+#else
+#pragma unroll
+          for (int j = 0; j < BN / 64; j++) // 64 columns (128 bytes) x BK k-rows each
+            tma_load_3d(base + A_BYTES + j * (BK * 128), mapB, n0 + 64 * j, k0, z, bar);
+#endif
+          if (++slot == STAGES) slot = 0, pass ^= 1;
+        }
+      }
+    }
+  } else {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory"); // 128 * 40 + 256 * 232 <= 65536
+    const int cw = wg - 1, ctid = tid - 128, lane = tid & 31, warp = (tid >> 5) & 3;
+    int held, stage = 0;
+    uint32_t phase = 0;
+    float d[BN / 2];
+    while (sk_next(it, sk_end, dp, sk_tiles, total, KT, t, kb, ke)) {
+      int z, m0, n0;
+      tile_origin(t, tiles_m, tiles_n, z, m0, n0);
+#pragma unroll
+      for (int i = 0; i < BN / 2; i++) d[i] = 0.0f;
+      consume_tile<1, 0>(d, smem, full, empty, ke - kb, cw * (64 * 128), stage, phase, held, lane);
+      finish_tile<1>(d, empty, held, lane);
+      if (kb != 0 || ke != KT) { // a shared tile (t < sk_tiles): the fix-up
+        // this thread's values: float4 q of its fragment at W[slot][cw][q][thread of the warpgroup]
+        float *w = W + (size_t)t * (BM * BN) + (size_t)cw * (64 * BN) + (size_t)(tid & 127) * 4;
+#pragma unroll
+        for (int q = 0; q < BN / 8; q++)
+          asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(w + q * 512),
+                       "f"(d[4 * q]), "f"(d[4 * q + 1]), "f"(d[4 * q + 2]), "f"(d[4 * q + 3])
+                       : "memory");
+        __threadfence(); // the partial is visible before the count says so
+        asm volatile("bar.sync 3, 256;\n" ::: "memory");
+        if (ctid == 0) {
+          const int before = atomicAdd(counters + t, ke - kb);
+          last_flag = before + (ke - kb) == KT;
+          if (last_flag) counters[t] = 0; // every share is in: ready for the next run
+          __threadfence();
+        }
+        asm volatile("bar.sync 3, 256;\n" ::: "memory");
+        if (!last_flag) continue;
+        __threadfence(); // acquire: the other CTAs' partials, published before their counts
+#pragma unroll
+        for (int q = 0; q < BN / 8; q++) {
+          asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                       : "=f"(d[4 * q]), "=f"(d[4 * q + 1]), "=f"(d[4 * q + 2]), "=f"(d[4 * q + 3])
+                       : "l"(w + q * 512)
+                       : "memory");
+          asm volatile("st.global.cg.v4.f32 [%0], {%1, %1, %1, %1};\n" ::"l"(w + q * 512), "f"(0.0f)
+                       : "memory");
+        }
+      }
+      store_fragment(C + (size_t)z * sC, d, M, N, m0 + cw * 64, n0, warp, lane);
+    }
+  }
+#else
+  __trap();
+#endif
+}
+#endif // STREAMK
 #endif // TMA

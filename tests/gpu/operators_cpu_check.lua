@@ -1,7 +1,8 @@
 -- operators_cpu_check.lua (GPU): the memory-bound operators (vector_add, mul2, relu, sigmoid,
--- swiglu, softmax, layernorm, rmsnorm, mean_reduction, argmax, and issue 16's: ORDER below lists
--- every operator checked). On small cases with odd sizes (tails
--- of every kind, rows shorter and longer than a warp's reach), per dtype:
+-- swiglu, softmax, layernorm, rmsnorm, mean_reduction, argmax, and issue 16's, including the
+-- matmuls matmul_int8 and streamk_matmul: ORDER below lists every operator checked). On small
+-- cases with odd sizes (tails of every kind, rows shorter and longer than a warp's reach), per
+-- dtype:
 --   1. the GPU reference agrees with a plain CPU implementation (Lua, on tensor:to_host(), with the
 --      dtype's rounding points emulated) within the operator's tolerance;
 --   2. the `cuda` implementation, in its default configuration and in a spread of autotune
@@ -546,6 +547,58 @@ function cpu.argmax(c, h)
   return out
 end
 
+-- matmul_int8: A int8 (M, K) @ Bu (K, N), Bu[i * K4 + k, n] = ((B[k, n] >> 2i) & 3) - 1, exact
+-- int32 sums. On generated inputs it also checks the generator's ranges (A in [-64, 64], B any byte).
+function cpu.matmul_int8(c, h)
+  local M, N, K = c.params.M, c.params.N, c.params.K
+  local k4 = K // 4
+  local a, b = h.a, h.b
+  checks = checks + 1
+  for i = 1, #a do
+    if a[i] < -64 or a[i] > 64 or math.type(a[i]) ~= "integer" then
+      fail("matmul_int8 %s: a[%d] = %s is outside randint(-64, 65)", c.id, i - 1, tostring(a[i]))
+      break
+    end
+  end
+  local bu = {} -- Bu row-major, decoded once
+  for kk = 0, K - 1 do
+    local slice, r = kk // k4, kk % k4
+    for n = 0, N - 1 do bu[kk * N + n + 1] = ((b[r * N + n + 1] >> (2 * slice)) & 3) - 1 end
+  end
+  local out = {}
+  for m = 0, M - 1 do
+    local row = {}
+    for n = 1, N do row[n] = 0 end
+    for kk = 0, K - 1 do
+      local av = a[m * K + kk + 1]
+      if av ~= 0 then
+        local base = kk * N
+        for n = 1, N do row[n] = row[n] + av * bu[base + n] end
+      end
+    end
+    for n = 1, N do out[m * N + n] = row[n] end
+  end
+  return out
+end
+
+-- streamk_matmul: C = A @ B in double, rounded once to the dtype (the reference sums in fp32:
+-- CASES' cpu_tol allows for that).
+function cpu.streamk_matmul(c, h)
+  local M, N, K = c.params.m, c.params.n, c.params.k
+  local a, b = h.a, h.b
+  local out = {}
+  for m = 0, M - 1 do
+    local row = {}
+    for n = 1, N do row[n] = 0 end
+    for kk = 0, K - 1 do
+      local av, base = a[m * K + kk + 1], kk * N
+      for n = 1, N do row[n] = row[n] + av * b[base + n] end
+    end
+    for n = 1, N do out[m * N + n] = round_to(c.dtype, row[n]) end
+  end
+  return out
+end
+
 -- ---- small cases: odd sizes for tails, rows shorter and longer than one warp covers ---------
 -- exact = true: the CPU implementation emulates every rounding of the reference, which must then
 -- agree bit for bit (atol = rtol = 0), not merely within the output dtype's tolerance.
@@ -657,11 +710,21 @@ local CASES = {
                                 { M = 9, N = 4097 }, { M = 1001, N = 100 }, { M = 300, N = 4096 } } },
   argmax = { dtypes = { "fp16", "fp32" }, params = { { M = 5, N = 1001 }, { M = 33, N = 20480 }, { M = 3, N = 17 },
                                                      { M = 7, N = 20480 }, { M = 9, N = 4097 }, { M = 1001, N = 100 }, { M = 300, N = 4096 } } },
+  -- K4 = K / 4 not a multiple of 16 (the unpack's byte path) and a multiple (its vector path),
+  -- partial tiles of every kind, and a shape only the reference and triton take (K % 16, N % 8)
+  matmul_int8 = { dtypes = { "int8" }, exact = true,
+                  params = { { M = 37, N = 40, K = 48 }, { M = 130, N = 264, K = 1040 }, { M = 200, N = 136, K = 256 },
+                             { M = 64, N = 256, K = 1024 }, { M = 5, N = 13, K = 20 }, { M = 1, N = 8, K = 16 } } },
+  -- tiles fewer than the SMs (every tile stream-K, several CTAs a tile), ragged edges, K not a
+  -- K-tile multiple; STREAMK_CONFIGS below adds small grids, so that tiles outnumber the CTAs
+  streamk_matmul = { dtypes = { "fp16", "bf16", "fp32" }, cpu_tol = { 1e-2, 1e-2 },
+                     params = { { m = 37, n = 40, k = 48 }, { m = 130, n = 264, k = 520 }, { m = 300, n = 136, k = 1000 },
+                                { m = 256, n = 512, k = 128 }, { m = 33, n = 37, k = 29 }, { m = 1, n = 8, k = 8 } } },
 }
 local ORDER = { "vector_add", "mul2", "relu", "sigmoid", "swiglu", "softmax", "layernorm", "rmsnorm",
                 "mean_reduction", "argmax",
                 "leaky_relu", "dropout", "fused_activation", "quantize_global", "dequantize_rowwise",
-                "weight_dequant", "rope" }
+                "weight_dequant", "rope", "matmul_int8", "streamk_matmul" }
 
 local function case_id(params)
   local keys = {}
@@ -731,8 +794,14 @@ local STREAM_LAYOUTS = { { STAGES = 1, BLOCK = 1024 }, { STAGES = 2, BLOCK = 0 }
 local FULLVEC_LAYOUTS = { { TPR = 0, BLOCK = 0, RPG = 1, STAGES = 0 }, { TPR = 32, BLOCK = 128, RPG = 2, STAGES = 0 },
                           { TPR = 0, BLOCK = 0, RPG = 1, STAGES = 2 } }
 
+-- The Stream-K kernel (VARIANT = sk) on grids of 2, 3 and 7 CTAs (cfg.CTAS, gemm.lua): with the
+-- small cases' tiles outnumbering them, both splits leave data-parallel tiles after the stream-K
+-- ones, CTAs cross several tile boundaries, and the ring wraps across units.
+local STREAMK_CONFIGS = { { BN = 128, STAGES = 3, SK = 1, CTAS = 2 }, { BN = 256, STAGES = 4, SK = 2, CTAS = 3 },
+                          { BN = 128, STAGES = 5, SK = 2, CTAS = 7 }, { BN = 128, STAGES = 4, SK = 1, CTAS = 7 } }
+
 -- A spread of the implementation's autotune candidates: the default plus every k-th valid one,
--- plus the RPG_LAYOUTS for row-wise implementations.
+-- plus the RPG_LAYOUTS for row-wise implementations and STREAMK_CONFIGS for the Stream-K kernel.
 local function configs_to_try(spec, c)
   local cfgs = { spec.default or {} }
   local valid = {}
@@ -742,7 +811,7 @@ local function configs_to_try(spec, c)
   local step = math.max(1, #valid // 6)
   for i = 1, #valid, step do cfgs[#cfgs + 1] = valid[i] end
   cfgs[#cfgs + 1] = valid[#valid]
-  if spec.space and spec.space.STAGES then
+  if spec.space and spec.space.STAGES and not spec.space.VARIANT then -- row-wise (the gemm family's STAGES differ)
     for _, l in ipairs(STREAM_LAYOUTS) do
       local cfg = { TPR = 0, BLOCK = l.BLOCK, RPG = 1, STAGES = l.STAGES }
       if not spec.valid or spec.valid(c, cfg) then cfgs[#cfgs + 1] = cfg end
@@ -751,6 +820,12 @@ local function configs_to_try(spec, c)
   if spec.space and spec.space.FULLVEC then -- bound checks per vector: each kernel family once more
     for _, l in ipairs(FULLVEC_LAYOUTS) do
       local cfg = { TPR = l.TPR, BLOCK = l.BLOCK, RPG = l.RPG, STAGES = l.STAGES, FULLVEC = 1 }
+      if not spec.valid or spec.valid(c, cfg) then cfgs[#cfgs + 1] = cfg end
+    end
+  end
+  if spec.space and spec.space.SK and spec.space.VARIANT then
+    for _, l in ipairs(STREAMK_CONFIGS) do
+      local cfg = { VARIANT = "sk", BN = l.BN, STAGES = l.STAGES, SK = l.SK, CTAS = l.CTAS }
       if not spec.valid or spec.valid(c, cfg) then cfgs[#cfgs + 1] = cfg end
     end
   end
@@ -801,6 +876,8 @@ end
 local TRITON_DEFAULT = { l2_norm = true, cross_entropy = true, kl_divergence = true, moe_topk_gating = true,
                          histogramming = true, batch_normalization = true, flash_decode = true,
                          linear_self_attention = true, flash_attention = true, block_sparse_attention = true }
+-- issue 16's matmuls (docs/MATMUL.md)
+TRITON_DEFAULT.matmul_int8, TRITON_DEFAULT.streamk_matmul = true, true
 
 local function check_triton_default(op, c, ctx, ins, refs, where)
   local spec = op.module.implementations.triton
@@ -834,6 +911,8 @@ local function check_case(op, name, dtype, params)
   for oname, ref in pairs(refs) do
     local atol, rtol = config.tolerance(nil, ref.dtype)
     if (CASES[name] or {}).exact then atol, rtol = 0, 0 end -- the CPU emulates every rounding: bit for bit
+    local ct = (CASES[name] or {}).cpu_tol -- the reference's own summation order (matmuls)
+    if ct then atol, rtol = ct[1], ct[2] end
     -- an operator with several outputs returns its expected values by output name
     compare_cpu(where .. " reference '" .. oname .. "' vs CPU", ref:to_host(1 << 24), want[oname] or want, atol, rtol)
   end

@@ -22,3 +22,39 @@ describe("gemm.resolve", function()
     assert.equal("pp", gemm.resolve(p, pp, { props = { sm_count = 100 } }).VARIANT)
   end)
 end)
+
+describe("gemm.streamk_split", function()
+  it("runs whole waves data-parallel", function()
+    assert.same({ 0, 132 }, { gemm.streamk_split(264, 64, 132, 1) })
+    assert.same({ 0, 132 }, { gemm.streamk_split(264, 64, 132, 2) })
+  end)
+  it("shares every tile out when there are fewer tiles than SMs, over no more CTAs than K-tiles", function()
+    assert.same({ 128, 132 }, { gemm.streamk_split(128, 64, 132, 1) }) -- streamk m 1024 n 4096, BN 256
+    assert.same({ 1, 3 }, { gemm.streamk_split(1, 3, 132, 2) })
+  end)
+  it("streams the remainder (SK = 1) or the remainder and one wave (SK = 2)", function()
+    -- m 1024, n 11008, BN 256: 8 x 43 = 344 tiles = 2 waves + 80
+    assert.same({ 80, 132 }, { gemm.streamk_split(344, 64, 132, 1) })
+    assert.same({ 212, 132 }, { gemm.streamk_split(344, 64, 132, 2) })
+    -- between one and two waves, SK = 2 streams every tile
+    assert.same({ 200, 132 }, { gemm.streamk_split(200, 64, 132, 2) })
+  end)
+end)
+
+describe("gemm.valid for the Stream-K and int8 kernels", function()
+  local p16 = { M = 1024, N = 4096, K = 4096, batch = 1, dtype = "fp16" }
+  local p8 = { M = 2048, N = 2048, K = 1024, batch = 1, dtype = "int8", out = "int32" }
+  it("takes SK 1 and 2 for sk and only SK 1 for the other variants (no duplicate candidates)", function()
+    assert.is_true(gemm.valid(p16, { VARIANT = "sk", BN = 256, STAGES = 3, SK = 2 }))
+    assert.is_true(gemm.valid(p16, { VARIANT = "sk", BN = 128, STAGES = 6, SK = 1 }))
+    assert.is_true(gemm.valid(p16, { VARIANT = "tma", BN = 256, STAGES = 3, SK = 1 }))
+    assert.is_false(gemm.valid(p16, { VARIANT = "tma", BN = 256, STAGES = 3, SK = 2 }))
+    assert.is_false(gemm.valid(p16, { VARIANT = "sk", BN = 256, STAGES = 5, SK = 1 })) -- 5 x 48 KiB
+  end)
+  it("has int8 on the wgmma kernels but not on mma or the fp32 Stream-K fix-up", function()
+    assert.is_true(gemm.valid(p8, { VARIANT = "tma", BN = 256, STAGES = 4 }))
+    assert.is_true(gemm.valid(p8, { VARIANT = "wgmma", BN = 128, STAGES = 5 }))
+    assert.is_false(gemm.valid(p8, { VARIANT = "mma", BN = 128, STAGES = 3 }))
+    assert.is_false(gemm.valid(p8, { VARIANT = "sk", BN = 256, STAGES = 3, SK = 1 }))
+  end)
+end)

@@ -39,7 +39,7 @@ describe("operator folders", function()
   end)
 
   it("loads the matmul operators without reaching into each other's folders", function()
-    for _, name in ipairs({ "matmul_fp32_fp16_fp8", "batched_matmul" }) do
+    for _, name in ipairs({ "matmul_fp32_fp16_fp8", "batched_matmul", "matmul_int8", "streamk_matmul" }) do
       local f = assert(io.open(opmod.find(name) .. "/operator.lua"))
       local text = f:read("a")
       f:close()
@@ -62,6 +62,7 @@ describe("operator configs follow OPERATORS.md", function()
                     "histogramming", "moe_topk_gating", "batch_normalization", "matmul_fp32_fp16_fp8",
                     "batched_matmul", "flash_decode", "linear_self_attention",
                     "flash_attention", "block_sparse_attention" }
+  for _, n in ipairs({ "matmul_int8", "streamk_matmul" }) do CHECKED[#CHECKED + 1] = n end
   local sheet = {}
   local f = assert(io.open(TILEBENCH_HOME .. "/tests/fixtures/expressions.txt", "rb"))
   for line in f:lines() do
