@@ -84,10 +84,10 @@ op.implementations = {
     space = { BM = { 64, 128 }, BN = { 64, 128, 256 }, BK = { 64, 128 }, GROUP_M = { 8 },
               num_warps = { 4, 8 }, num_stages = { 3, 4, 5 } },
     -- the pipelined A and packed-B tiles within the H200's 227 KiB (B's tile is BK x BN bytes
-    -- before decoding); at most 256 int32 accumulators a thread
+    -- before decoding); at most 128 int32 accumulators a thread (256 spilled)
     valid = function(case, cfg)
       return (cfg.BM * cfg.BK + cfg.BK * cfg.BN) * cfg.num_stages <= 227 * 1024
-        and cfg.BM * cfg.BN // (32 * cfg.num_warps) <= 256
+        and cfg.BM * cfg.BN // (32 * cfg.num_warps) <= 128
     end,
     plan = function(case, ins, outs, cfg, ctx)
       local p = problem(case)

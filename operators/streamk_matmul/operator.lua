@@ -36,15 +36,26 @@ end
 local CUDA_SPACE = { VARIANT = { "sk", "tma", "pp", "wgmma" }, BN = { 128, 256 }, STAGES = { 3, 4, 5, 6 },
                      SK = { 1, 2 } }
 
--- Triton: tile sizes as the matmul family's (fp32: half as deep), SK 0 = data-parallel only
+-- Triton: tile sizes as the matmul family's, SK 0 = data-parallel only
 local TRITON_SPACE = { BM = { 64, 128 }, BN = { 64, 128, 256 }, BK = { 32, 64 }, GROUP_M = { 8 }, SK = { 0, 1, 2 },
                        num_warps = { 4, 8 }, num_stages = { 3, 4 } }
 
+-- BK = 0 (the default's): 32 for fp32, 64 for fp16/bf16 (three stages of 128 x 256 tiles fit);
+-- BN = 0: 128 for fp32 (128 x 256 spilled there: ptxas, 160 bytes of stack), 256 otherwise
+local function bk_of(p, cfg)
+  if cfg.BK > 0 then return cfg.BK end
+  return p.dtype == "fp32" and 32 or 64
+end
+local function bn_of(p, cfg)
+  if cfg.BN > 0 then return cfg.BN end
+  return p.dtype == "fp32" and 128 or 256
+end
+
 local function triton_split(p, cfg, ctx)
-  local tiles = ctx.cdiv(p.M, cfg.BM) * ctx.cdiv(p.N, cfg.BN)
+  local tiles = ctx.cdiv(p.M, cfg.BM) * ctx.cdiv(p.N, bn_of(p, cfg))
   local sms = (ctx.props and ctx.props.sm_count) or 132
   if cfg.SK == 0 then return 0, math.min(tiles, sms) end
-  return gemm.streamk_split(tiles, ctx.cdiv(p.K, cfg.BK), sms, cfg.SK)
+  return gemm.streamk_split(tiles, ctx.cdiv(p.K, bk_of(p, cfg)), sms, cfg.SK)
 end
 
 op.implementations = {
@@ -68,13 +79,15 @@ op.implementations = {
   -- streamk_matmul_triton.py: Triton, compiled ahead of time (selected with --impl triton)
   triton = {
     description = "Triton: Stream-K over a persistent grid, tl.dot (wgmma), atomic fp32 fix-up",
-    default = { BM = 128, BN = 256, BK = 64, GROUP_M = 8, SK = 2, num_warps = 8, num_stages = 3 },
+    default = { BM = 128, BN = 0, BK = 0, GROUP_M = 8, SK = 2, num_warps = 8, num_stages = 3 },
     space = TRITON_SPACE,
-    -- the pipelined A and B tiles within the H200's 227 KiB; at most 256 fp32 accumulators a thread
+    -- the pipelined A and B tiles within the H200's 227 KiB; at most 128 fp32 accumulators a
+    -- thread (256 spilled: ptxas, sm_90)
     valid = function(case, cfg)
-      local size = require("tb.dtype").info[problem(case).dtype].size
-      return (cfg.BM * cfg.BK + cfg.BK * cfg.BN) * size * cfg.num_stages <= 227 * 1024
-        and cfg.BM * cfg.BN // (32 * cfg.num_warps) <= 256
+      local p = problem(case)
+      local size, bk, bn = require("tb.dtype").info[p.dtype].size, bk_of(p, cfg), bn_of(p, cfg)
+      return (cfg.BM * bk + bk * bn) * size * cfg.num_stages <= 227 * 1024
+        and cfg.BM * bn // (32 * cfg.num_warps) <= 128
     end,
     plan = function(case, ins, outs, cfg, ctx)
       local p = problem(case)
@@ -82,10 +95,11 @@ op.implementations = {
       return ctx.plan { ctx:triton { file = "streamk_matmul_triton.py", kernel = "streamk_kernel", grid = { grid },
         args = { a = ins.a, b = ins.b, c = outs.c,
                  -- the fix-up's partial sums and counts, zeroed once; the kernel leaves them zeroed
-                 W = ctx.full({ math.max(1, sk) * cfg.BM * cfg.BN }, "fp32", 0),
+                 W = ctx.full({ math.max(1, sk) * cfg.BM * bn_of(p, cfg) }, "fp32", 0),
                  counters = ctx.full({ math.max(1, sk) }, "int32", 0),
                  M = ctx.i32(p.M), N = ctx.i32(p.N), K = ctx.i32(p.K), sk_tiles = ctx.i32(sk) },
-        constexprs = { BM = cfg.BM, BN = cfg.BN, BK = cfg.BK, GROUP_M = cfg.GROUP_M, EVEN_K = p.K % cfg.BK == 0 },
+        constexprs = { BM = cfg.BM, BN = bn_of(p, cfg), BK = bk_of(p, cfg), GROUP_M = cfg.GROUP_M,
+                       EVEN_K = p.K % bk_of(p, cfg) == 0 },
         num_warps = cfg.num_warps, num_stages = cfg.num_stages } }
     end,
   },
