@@ -842,6 +842,19 @@ end
 
 -- Runs every configuration of every implementation into poisoned outputs; tb.verify vs refs.
 -- impls: the implementations to run (default op.impls, the default set).
+-- Operators whose plans keep state between runs (streamk_matmul's fix-up workspace and tile
+-- counters, which each run must leave zeroed): every plan runs three times, outputs poisoned
+-- before each, and the last run is what is verified -- the timed runs are such later runs.
+local RERUN = { streamk_matmul = 3 }
+
+local function run_plan(op, plan, outs)
+  for _ = 2, RERUN[op.name] or 1 do
+    plan:run()
+    for _, t in pairs(outs) do verify.poison(t) end
+  end
+  plan:run()
+end
+
 local function check_impls(op, c, ctx, ins, refs, where, impls)
   local family = device.props().family
   for _, impl in ipairs(impls or op.impls) do
@@ -852,7 +865,7 @@ local function check_impls(op, c, ctx, ins, refs, where, impls)
         local okrun, err = xpcall(function()
           local outs = op.module.outputs(c, ins, ctx)
           for _, t in pairs(outs) do verify.poison(t) end
-          spec.plan(c, ins, outs, cfg, ctx):run()
+          run_plan(op, spec.plan(c, ins, outs, cfg, ctx), outs)
           for name, ref in pairs(refs) do
             checks = checks + 1
             local atol, rtol = config.tolerance(op.config, ref.dtype, family)
@@ -888,7 +901,7 @@ local function check_triton_default(op, c, ctx, ins, refs, where)
   local okrun, err = xpcall(function()
     local outs = op.module.outputs(c, ins, ctx)
     for _, t in pairs(outs) do verify.poison(t) end
-    spec.plan(c, ins, outs, spec.default, ctx):run()
+    run_plan(op, spec.plan(c, ins, outs, spec.default, ctx), outs)
     for name, ref in pairs(refs) do
       checks = checks + 1
       local atol, rtol = config.tolerance(op.config, ref.dtype, family)
