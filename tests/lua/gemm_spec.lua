@@ -58,3 +58,64 @@ describe("gemm.valid for the Stream-K and int8 kernels", function()
     assert.is_false(gemm.valid(p8, { VARIANT = "sk", BN = 256, STAGES = 3, SK = 1 }))
   end)
 end)
+
+-- The plans' wiring, with a stand-in context that records kernels and steps (no NVRTC, no GPU).
+local function fake_ctx(sms)
+  local c = { props = { sm_count = sms or 132 }, allocated = {} }
+  function c:kernel(file, name, defines) return { file = file, name = name, defines = defines } end
+  c.plan = function(steps) return steps end
+  c.cdiv = function(a, b) return (a + b - 1) // b end
+  c.i32 = function(v) return { i32 = v } end
+  c.i64 = function(v) return { i64 = v } end
+  c.dtype_size = function(d) return require("tb.dtype").info[gemm.canon(d)].size end
+  c.tensormap = function(t, spec) return { map = t, spec = spec } end
+  c.empty = function(shape, dtype) return { shape = shape, dtype = dtype } end
+  c.full = function(shape, dtype, v)
+    local t = { shape = shape, dtype = dtype, value = v }
+    c.allocated[#c.allocated + 1] = t
+    return t
+  end
+  return c
+end
+
+describe("the int8 and Stream-K plans", function()
+  it("runs int8 on B^T as given (no transpose), with int32 output, after the steps in p.pre", function()
+    local ctx = fake_ctx()
+    local pre = { name = "unpack" }
+    local p = { M = 2048, N = 2048, K = 1024, batch = 1, dtype = "int8", out = "int32", b_kmajor = true, pre = { pre } }
+    local steps = gemm.cuda_plan(p, "a", "bt", "c", { VARIANT = "tma", BN = 256, STAGES = 4 }, ctx)
+    assert.equal(2, #steps)
+    assert.equal(pre, steps[1])
+    local f = steps[2].fn
+    assert.equal("gemm_tma", f.name)
+    assert.same({ DT = 4, OUT = 4, BN = 256, STAGES = 4, B_KMAJOR = 1, TMA = 1 }, f.defines)
+    assert.equal("bt", steps[2].args[2])
+    assert.same({ 1024, 2048, 1 }, steps[2].args[12].spec.dims) -- B^T (N, K)
+    assert.same({ 128, 256, 1 }, steps[2].args[12].spec.box) -- 128 int8 of K x BN rows
+  end)
+  it("gives gemm_streamk zeroed workspace and counters for its stream-K tiles", function()
+    local ctx = fake_ctx()
+    -- m 1024, n 11008, fp16, BN 256: 344 tiles; SK = 2 streams 80 + 132
+    local p = { M = 1024, N = 11008, K = 4096, batch = 1, dtype = "fp16" }
+    local steps = gemm.cuda_plan(p, "a", "b", "c", { VARIANT = "sk", BN = 256, STAGES = 3, SK = 2 }, ctx)
+    assert.equal(1, #steps)
+    local s = steps[1]
+    assert.equal("gemm_streamk", s.fn.name)
+    assert.equal(1, s.fn.defines.STREAMK)
+    assert.same({ 132 }, s.grid)
+    assert.same({ 212 * 128 * 256 }, s.args[13].shape)
+    assert.equal("fp32", s.args[13].dtype)
+    assert.equal(0, s.args[13].value)
+    assert.same({ 212 }, s.args[14].shape)
+    assert.equal(0, s.args[14].value)
+    assert.same({ i32 = 212 }, s.args[15])
+  end)
+  it("adds nothing to the other variants' launches", function()
+    local ctx = fake_ctx()
+    local p = { M = 4096, N = 4096, K = 1024, batch = 1, dtype = "fp16" }
+    local steps = gemm.cuda_plan(p, "a", "b", "c", { VARIANT = "tma", BN = 256, STAGES = 3 }, ctx)
+    assert.equal(12, #steps[1].args)
+    assert.is_nil(steps[1].fn.defines.STREAMK)
+    assert.equal(0, #ctx.allocated)
+  end)
+end)
