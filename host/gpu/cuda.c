@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "blas.h"
+#include "dnn.h"
 #include "cupti.h"
 #include "cuda_errors.h"
 #include "gpu.h"
@@ -883,12 +884,14 @@ static const char *cuda_kernel_type(const char *dtype) {
 
 extern const gpu_compiler gpu_cuda_compiler; /* cuda_rtc.c: NVRTC */
 extern const gpu_blas gpu_cuda_blas;         /* cuda_blas.c: cuBLASLt */
+extern const gpu_dnn gpu_cuda_dnn;           /* cuda_dnn.c: cuDNN's backend API */
 
 static const gpu_backend cuda_backend = {
   .name = "cuda",
   .display_name = "CUDA",
   .compiler = &gpu_cuda_compiler,
   .blas = &gpu_cuda_blas,
+  .dnn = &gpu_cuda_dnn,
   .kernel_type = cuda_kernel_type,
   .init = cuda_init,
   .version = cuda_version,

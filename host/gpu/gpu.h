@@ -180,14 +180,16 @@ extern const gpu_power gpu_nvml_power; /* nvml.c: NVML by dlopen */
 
 struct gpu_compiler; /* below, with rtc_compile */
 struct gpu_blas;     /* blas.h */
+struct gpu_dnn;      /* dnn.h */
 
 typedef struct gpu_backend {
   const char *name;         /* "cuda": what TILEBENCH_BACKEND names */
   const char *display_name; /* "CUDA": in messages ("no CUDA device found"); NULL: name */
   /* Run-time compilation of the backend's kernel language (rtc_compile keys and caches what it
-   * produces) and the vendor BLAS (blas.h); NULL where the backend has none. */
+   * produces), the vendor BLAS (blas.h) and DNN library (dnn.h); NULL where the backend has none. */
   const struct gpu_compiler *compiler;
   const struct gpu_blas *blas;
+  const struct gpu_dnn *dnn;
   /* The kernel language's name of a tilebench dtype ("fp16" -> "__half" for CUDA C), for the
    * sources operators generate; NULL for a dtype the backend has no type for. */
   const char *(*kernel_type)(const char *dtype);

@@ -3,8 +3,8 @@
 -- in the input dtype, eps = case.params.eps (1e-5). gamma and beta in the case dtype.
 -- Reference: one thread per channel in double. `cuda`: a statistics kernel writing per-row-range
 -- partial sums and an apply kernel that totals them and normalises (batch_normalization.cu).
--- `triton`: the same two-kernel structure (batch_normalization_triton.py). cuDNN's batch norm
--- (`lib`) is not wired (docs/REDUCTIONS.md).
+-- `triton`: the same two-kernel structure (batch_normalization_triton.py). `lib`: cuDNN's batch
+-- norm through its backend (graph) API (tb.dnn.batchnorm, host/gpu/cuda_dnn.c; docs/REDUCTIONS.md).
 local op = {}
 op.category = "Reduction/Norm"
 
@@ -34,7 +34,67 @@ local function row_split(n, tiles, block, waves, props)
   return (n + rows_per - 1) // rows_per, rows_per
 end
 
+-- cuDNN's batch norm takes fp32 scale and bias for fp16 and bf16 x (as its legacy API's
+-- bnScaleBiasMeanVarDesc and PyTorch's cudnn_batch_norm do): gamma and beta are widened once,
+-- exactly, when the plan is built, outside the timed plan.
+local function dnn_spec(case)
+  local p = case.params
+  return { n = p.N, c = p.C, dtype = case.dtype, param_dtype = "fp32", eps = p.eps }
+end
+
+-- The engine cuDNN chose for the case, as the row's configuration (its `config` in the raw
+-- results): the engine's global index, its knob choices (type:value), its place in the
+-- heuristic's list and the workspace. supports() probes it and leaves it in the implementation's
+-- default, which the runner records for the row; plan() checks that the graph it runs has it.
+local function engine_config(e)
+  return { engine = e.global_index, knobs = (e.knobs_text:gsub("=", ":")), choice = e.choice .. "/" .. e.candidates,
+           workspace = e.workspace_bytes }
+end
+
+local lib = {
+  description = "cuDNN 9's backend API: one NORM_FORWARD operation (batch norm, training phase) over x as NCHW (N, C, 1, 1) with channels innermost, fp32 scale/bias and saved statistics; the heuristic's first engine that builds",
+}
+
+-- unsupported (with cuDNN's reason) where cuDNN cannot be opened or offers no engine
+function lib.supports(case)
+  local dnn = require("tb.dnn")
+  local ok, why = dnn.available()
+  if not ok then return false, "cuDNN: " .. tostring(why) end
+  local okp, probe = pcall(dnn.batchnorm, dnn_spec(case))
+  if not okp then
+    local msg = tostring(probe)
+    if msg:find("offers no engine", 1, true) or msg:find("CUDNN_STATUS_NOT_SUPPORTED", 1, true) then
+      return false, msg
+    end
+    error(probe, 0)
+  end
+  lib.default = engine_config(probe:engine())
+  probe:close()
+  return true
+end
+
+function lib.plan(case, ins, outs, cfg, ctx)
+  local dnn = require("tb.dnn")
+  local p = case.params
+  local scale, bias = ins.gamma, ins.beta
+  if case.dtype ~= "fp32" then
+    scale = ctx.from_table(ins.gamma:to_host(), "fp32", { p.C })
+    bias = ctx.from_table(ins.beta:to_host(), "fp32", { p.C })
+  end
+  local g = dnn.batchnorm { x = ins.x, scale = scale, bias = bias, y = outs.y, mean = ctx.empty({ p.C }, "fp32"),
+                            inv_var = ctx.empty({ p.C }, "fp32"), eps = p.eps }
+  local got = engine_config(g:engine())
+  for k, v in pairs(got) do
+    if cfg[k] ~= nil and cfg[k] ~= v then
+      error(string.format("cuDNN built engine %s (knobs %s) where the probe found engine %s (knobs %s): %s",
+        got.engine, got.knobs, tostring(cfg.engine), tostring(cfg.knobs), g:describe()), 0)
+    end
+  end
+  return ctx.plan { { call = g } }
+end
+
 op.implementations = {
+  lib = lib,
   cuda = {
     source = "batch_normalization.cu",
     description = "two kernels over column tiles x row ranges: shifted sum and sum of squares into per-range partials, then totals and x * scale + shift (the second pass in reverse range order for L2 hits)",

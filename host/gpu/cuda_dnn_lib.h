@@ -1,0 +1,46 @@
+/* cuda_dnn_lib.h: cuDNN opened with dlopen (cuda_dnn_lib.c), shared by cuda_dnn.c. */
+#ifndef TB_CUDA_DNN_LIB_H
+#define TB_CUDA_DNN_LIB_H
+
+#include "cudnn_abi.h"
+#include "gpu.h"
+
+typedef struct cudnn_lib {
+  void *lib;
+  char path[1024];
+  tb_cudnnHandle_t handle;
+  tb_cudnnGetVersion_fn *get_version;
+  tb_cudnnGetErrorString_fn *error_string;
+  tb_cudnnGetLastErrorString_fn *last_error; /* optional: the library's own reason */
+  tb_cudnnCreate_fn *create;
+  tb_cudnnDestroy_fn *destroy;
+  tb_cudnnSetStream_fn *set_stream;
+  tb_cudnnBackendCreateDescriptor_fn *desc_create;
+  tb_cudnnBackendDestroyDescriptor_fn *desc_destroy;
+  tb_cudnnBackendFinalize_fn *finalize;
+  tb_cudnnBackendSetAttribute_fn *set;
+  tb_cudnnBackendGetAttribute_fn *get;
+  tb_cudnnBackendExecute_fn *execute;
+} cudnn_lib;
+
+extern cudnn_lib cudnn;
+
+/* Finds and opens libcudnn.so.9 and resolves its entry points, once
+ * (later calls return the first outcome's status with its message again). Where it looks, in
+ * order: $TILEBENCH_CUDNN_LIB (the library file or its directory; when set, nowhere else), the
+ * places gpu_dlopen_first searches (the system loader's path among them), then the lib/
+ * directory of the `nvidia.cudnn` Python package (the PyPI wheel PyTorch installs) of
+ * $TILEBENCH_PYTHON or python3. GPU_ERR_NO_LIBRARY names every place tried. */
+gpu_status cudnn_open(void);
+/* cudnn_open, then the one handle, made on first use for the device current on the thread. */
+gpu_status cudnn_get_handle(tb_cudnnHandle_t *out);
+
+/* A failed cuDNN call: "<api>: <status name> (<code>)[ for <what>][; cuDNN says: ...]",
+ * GPU_ERR_INVALID for the not-supported family (3000-3999) and bad parameters (2000-2999),
+ * else GPU_ERR_OTHER. */
+gpu_status cudnn_fail(const char *api, tb_cudnnStatus_t st, const char *what);
+
+/* For tests: forget the opened library and the recorded outcome (the handle is destroyed). */
+void cudnn_reset_for_tests(void);
+
+#endif

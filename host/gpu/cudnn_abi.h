@@ -1,0 +1,112 @@
+/* cudnn_abi.h: the part of cuDNN 9's backend (graph) C API that cuda_dnn*.c use, declared here
+ * because the library is opened with dlopen and its headers are not part of the CUDA toolkit
+ * (a CI machine with CUDA headers need not have cuDNN's). The names and values are cuDNN 9's
+ * (cudnn_graph.h, ABI-stable within the major version); tests/c/test_cudnn_abi.c compares every
+ * value below with the real header wherever one is installed. Only cuda_dnn*.c include this. */
+#ifndef TB_CUDNN_ABI_H
+#define TB_CUDNN_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef int tb_cudnnStatus_t;
+typedef struct tb_cudnnContext *tb_cudnnHandle_t;
+typedef void *tb_cudnnBackendDescriptor_t;
+
+enum {
+  TB_CUDNN_STATUS_SUCCESS = 0,
+  TB_CUDNN_STATUS_NOT_SUPPORTED = 3000, /* 3000-3999: the not-supported family */
+};
+
+/* cudnnDataType_t */
+enum { TB_CUDNN_DATA_FLOAT = 0, TB_CUDNN_DATA_HALF = 2, TB_CUDNN_DATA_BFLOAT16 = 9 };
+
+/* cudnnBackendAttributeType_t */
+enum {
+  TB_CUDNN_TYPE_HANDLE = 0,
+  TB_CUDNN_TYPE_DATA_TYPE = 1,
+  TB_CUDNN_TYPE_BOOLEAN = 2,
+  TB_CUDNN_TYPE_INT64 = 3,
+  TB_CUDNN_TYPE_VOID_PTR = 6,
+  TB_CUDNN_TYPE_HEUR_MODE = 8,
+  TB_CUDNN_TYPE_KNOB_TYPE = 9,
+  TB_CUDNN_TYPE_BACKEND_DESCRIPTOR = 15,
+  TB_CUDNN_TYPE_NORM_MODE = 27,
+  TB_CUDNN_TYPE_NORM_FWD_PHASE = 28,
+};
+
+/* cudnnBackendDescriptorType_t */
+enum {
+  TB_CUDNN_BACKEND_ENGINE_DESCRIPTOR = 2,
+  TB_CUDNN_BACKEND_ENGINECFG_DESCRIPTOR = 3,
+  TB_CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR = 4,
+  TB_CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR = 5,
+  TB_CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR = 7,
+  TB_CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR = 15,
+  TB_CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR = 16,
+  TB_CUDNN_BACKEND_TENSOR_DESCRIPTOR = 17,
+  TB_CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR = 29,
+};
+
+/* cudnnBackendAttributeName_t */
+enum {
+  TB_CUDNN_ATTR_ENGINEHEUR_MODE = 200,
+  TB_CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH = 201,
+  TB_CUDNN_ATTR_ENGINEHEUR_RESULTS = 202,
+  TB_CUDNN_ATTR_ENGINECFG_ENGINE = 300,
+  TB_CUDNN_ATTR_ENGINECFG_KNOB_CHOICES = 302,
+  TB_CUDNN_ATTR_EXECUTION_PLAN_HANDLE = 400, /* deprecated in 9, still honoured */
+  TB_CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG = 401,
+  TB_CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE = 402,
+  TB_CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE = 600,
+  TB_CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE = 601,
+  TB_CUDNN_ATTR_OPERATIONGRAPH_HANDLE = 800, /* deprecated in 9, still honoured */
+  TB_CUDNN_ATTR_OPERATIONGRAPH_OPS = 801,
+  TB_CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT = 900,
+  TB_CUDNN_ATTR_TENSOR_DATA_TYPE = 901,
+  TB_CUDNN_ATTR_TENSOR_DIMENSIONS = 902,
+  TB_CUDNN_ATTR_TENSOR_STRIDES = 903,
+  TB_CUDNN_ATTR_TENSOR_UNIQUE_ID = 906,
+  TB_CUDNN_ATTR_TENSOR_IS_BY_VALUE = 908,
+  TB_CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS = 1000,
+  TB_CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS = 1001,
+  TB_CUDNN_ATTR_VARIANT_PACK_WORKSPACE = 1003,
+  TB_CUDNN_ATTR_ENGINE_GLOBAL_INDEX = 1301,
+  TB_CUDNN_ATTR_OPERATION_NORM_FWD_MODE = 2000,
+  TB_CUDNN_ATTR_OPERATION_NORM_FWD_PHASE = 2001,
+  TB_CUDNN_ATTR_OPERATION_NORM_FWD_XDESC = 2002,
+  TB_CUDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC = 2003,
+  TB_CUDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC = 2004,
+  TB_CUDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC = 2005,
+  TB_CUDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC = 2006,
+  TB_CUDNN_ATTR_OPERATION_NORM_FWD_EPSILON_DESC = 2007,
+  TB_CUDNN_ATTR_OPERATION_NORM_FWD_YDESC = 2013,
+};
+
+/* cudnnBackendHeurMode_t, cudnnBackendNormMode_t, cudnnBackendNormFwdPhase_t */
+enum { TB_CUDNN_HEUR_MODE_INSTANT = 0, TB_CUDNN_HEUR_MODE_FALLBACK = 2 };
+enum { TB_CUDNN_BATCH_NORM = 2 };
+enum { TB_CUDNN_NORM_FWD_TRAINING = 1 };
+/* cudnnBackendKnobType_t: how many knob types there are (the most choices a config holds) */
+enum { TB_CUDNN_KNOB_TYPE_COUNTS = 44 };
+
+/* The entry points, as cuda_dnn_lib.c finds them with dlsym (every one is in libcudnn.so.9). */
+typedef size_t tb_cudnnGetVersion_fn(void);
+typedef const char *tb_cudnnGetErrorString_fn(tb_cudnnStatus_t status);
+typedef void tb_cudnnGetLastErrorString_fn(char *message, size_t max_size);
+typedef tb_cudnnStatus_t tb_cudnnCreate_fn(tb_cudnnHandle_t *handle);
+typedef tb_cudnnStatus_t tb_cudnnDestroy_fn(tb_cudnnHandle_t handle);
+typedef tb_cudnnStatus_t tb_cudnnSetStream_fn(tb_cudnnHandle_t handle, void *stream);
+typedef tb_cudnnStatus_t tb_cudnnBackendCreateDescriptor_fn(int type, tb_cudnnBackendDescriptor_t *d);
+typedef tb_cudnnStatus_t tb_cudnnBackendDestroyDescriptor_fn(tb_cudnnBackendDescriptor_t d);
+typedef tb_cudnnStatus_t tb_cudnnBackendFinalize_fn(tb_cudnnBackendDescriptor_t d);
+typedef tb_cudnnStatus_t tb_cudnnBackendSetAttribute_fn(tb_cudnnBackendDescriptor_t d, int name,
+                                                        int type, int64_t count, const void *values);
+typedef tb_cudnnStatus_t tb_cudnnBackendGetAttribute_fn(tb_cudnnBackendDescriptor_t d, int name,
+                                                        int type, int64_t requested,
+                                                        int64_t *count, void *values);
+typedef tb_cudnnStatus_t tb_cudnnBackendExecute_fn(tb_cudnnHandle_t handle,
+                                                   tb_cudnnBackendDescriptor_t plan,
+                                                   tb_cudnnBackendDescriptor_t pack);
+
+#endif

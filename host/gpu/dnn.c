@@ -1,0 +1,52 @@
+/* dnn.c: the dnn_* calls, dispatched to the DNN table of the backend in use (dnn.h). A
+ * dnn_graph is made and run by one backend: the process's backend never changes after its
+ * first GPU call. */
+#include "dnn.h"
+
+#include <stddef.h>
+
+static const gpu_dnn *table(gpu_status *st) {
+  const gpu_backend *b = gpu_backend_get();
+  if (b->dnn == NULL) {
+    *st = gpu_set_error(GPU_ERR_NO_LIBRARY, "dnn: the %s backend has no DNN library", b->name);
+    return NULL;
+  }
+  *st = GPU_OK;
+  return b->dnn;
+}
+
+gpu_status dnn_init(void) {
+  gpu_status st;
+  const gpu_dnn *t = table(&st);
+  return t ? t->init() : st;
+}
+
+gpu_status dnn_version(size_t *version, char *path, size_t path_len) {
+  gpu_status st;
+  const gpu_dnn *t = table(&st);
+  return t ? t->version(version, path, path_len) : st;
+}
+
+gpu_status dnn_batchnorm_create(dnn_graph **out, const dnn_batchnorm_desc *d) {
+  gpu_status st;
+  const gpu_dnn *t = table(&st);
+  *out = NULL;
+  return t ? t->batchnorm_create(out, d) : st;
+}
+
+/* The calls below take a dnn_graph, which only exists where create found a table. */
+gpu_status dnn_graph_run(dnn_graph *g, gpu_stream s) { return gpu_backend_get()->dnn->run(g, s); }
+void dnn_graph_engine(const dnn_graph *g, dnn_engine *e) { gpu_backend_get()->dnn->engine(g, e); }
+
+size_t dnn_graph_describe(const dnn_graph *g, char *buf, size_t len) {
+  return gpu_backend_get()->dnn->describe(g, buf, len);
+}
+
+void dnn_graph_destroy(dnn_graph *g) {
+  if (g) gpu_backend_get()->dnn->destroy(g);
+}
+
+const char *dnn_type_name(dnn_type t) {
+  static const char *const names[] = {"fp32", "fp16", "bf16"};
+  return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "?";
+}

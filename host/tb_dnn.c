@@ -1,0 +1,278 @@
+/* tb_dnn.c: luaopen_tb_dnn, the vendor DNN library's graphs as launch-plan steps (cuDNN's batch
+ * norm: batch_normalization's `lib`). The library work is in gpu/dnn.c and gpu/cuda_dnn*.c.
+ *
+ * Lua API
+ *   tb.dnn.available()       -> true | false, message (cuDNN absent: every place searched)
+ *   tb.dnn.version()         -> {version = 91900, path = "/.../libcudnn.so.9"}
+ *   tb.dnn.batchnorm{x=, scale=, bias=, y=, mean=, inv_var=, eps=}  -> op ("tb.dnn.graph")
+ *       training-mode batch norm of x (N, C) over the N rows into y (x's dtype and shape); scale
+ *       and bias (C) in one float dtype, mean and inv_var (C) fp32 (the saved statistics).
+ *   tb.dnn.batchnorm{n=, c=, dtype=, param_dtype=, eps=}   -> op, a probe: the engine cuDNN
+ *       would run, without buffers (op:run raises). Raises a tb.error when cuDNN has no engine.
+ *   op:run()             enqueue once on tilebench's stream (tb.launch.plan{{call = op}} replays it)
+ *   op:engine()          {global_index =, knobs = {{type =, value =}, ...}, knobs_text = "3=1 ...",
+ *                         choice = 1-based rank in the heuristic's list, candidates =, workspace_bytes =}
+ *   op:describe()        the problem as cuDNN gets it and the engine (also in every failure)
+ *   op:close()           free descriptors and workspace (also __gc / __close); later use raises
+ *   getmetatable(op).__tb_run: light userdata, the tb_native_run_fn that replays it from C */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gpu/dnn.h"
+#include "tb.h"
+
+#define DNN_GRAPH_MT "tb.dnn.graph"
+
+typedef struct lua_dnn_graph {
+  dnn_graph *g; /* NULL once closed */
+} lua_dnn_graph;
+
+static lua_dnn_graph *check_graph(lua_State *L, int idx) {
+  lua_dnn_graph *u = luaL_checkudata(L, idx, DNN_GRAPH_MT);
+  if (u->g == NULL) luaL_error(L, "dnn graph is closed");
+  return u;
+}
+
+static gpu_status native_run(void *self, gpu_stream s) {
+  lua_dnn_graph *u = self;
+  if (u->g == NULL) return gpu_set_error(GPU_ERR_INVALID, "dnn graph is closed");
+  return dnn_graph_run(u->g, s);
+}
+
+static int release(lua_State *L) {
+  lua_dnn_graph *u = luaL_checkudata(L, 1, DNN_GRAPH_MT);
+  if (u->g) {
+    dnn_graph_destroy(u->g);
+    u->g = NULL;
+  }
+  return 0;
+}
+
+static int m_run(lua_State *L) {
+  tb_check_gpu(L, dnn_graph_run(check_graph(L, 1)->g, tb_stream()));
+  return 0;
+}
+
+static int m_engine(lua_State *L) {
+  dnn_engine e;
+  dnn_graph_engine(check_graph(L, 1)->g, &e);
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (int i = 0; i < e.n_knobs; i++) {
+    char one[64];
+    snprintf(one, sizeof one, "%s%lld=%lld", i ? " " : "", (long long)e.knob_type[i],
+             (long long)e.knob_value[i]);
+    luaL_addstring(&b, one);
+  }
+  luaL_pushresult(&b);
+  lua_createtable(L, 0, 7);
+  lua_insert(L, -2);
+  lua_setfield(L, -2, "knobs_text");
+  lua_pushinteger(L, (lua_Integer)e.global_index);
+  lua_setfield(L, -2, "global_index");
+  lua_createtable(L, e.n_knobs, 0);
+  for (int i = 0; i < e.n_knobs; i++) {
+    lua_createtable(L, 0, 2);
+    lua_pushinteger(L, (lua_Integer)e.knob_type[i]);
+    lua_setfield(L, -2, "type");
+    lua_pushinteger(L, (lua_Integer)e.knob_value[i]);
+    lua_setfield(L, -2, "value");
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setfield(L, -2, "knobs");
+  lua_pushinteger(L, e.rank + 1);
+  lua_setfield(L, -2, "choice");
+  lua_pushinteger(L, e.n_candidates);
+  lua_setfield(L, -2, "candidates");
+  lua_pushinteger(L, (lua_Integer)e.workspace_bytes);
+  lua_setfield(L, -2, "workspace_bytes");
+  return 1;
+}
+
+static int m_describe(lua_State *L) {
+  char buf[1536];
+  size_t n = dnn_graph_describe(check_graph(L, 1)->g, buf, sizeof buf);
+  lua_pushlstring(L, buf, n);
+  return 1;
+}
+
+static int m_tostring(lua_State *L) {
+  lua_dnn_graph *u = luaL_checkudata(L, 1, DNN_GRAPH_MT);
+  if (u->g) {
+    dnn_engine e;
+    dnn_graph_engine(u->g, &e);
+    lua_pushfstring(L, "tb.dnn.graph (engine %I)", (lua_Integer)e.global_index);
+  } else {
+    lua_pushliteral(L, "tb.dnn.graph (closed)");
+  }
+  return 1;
+}
+
+/* ---- argument table ------------------------------------------------------------------------ */
+
+static dnn_type to_dnn_type(lua_State *L, const char *key, tb_dtype d) {
+  switch (d) {
+    case TB_FP32: return DNN_F32;
+    case TB_FP16: return DNN_F16;
+    case TB_BF16: return DNN_BF16;
+    default:
+      luaL_error(L, "tb.dnn.batchnorm: '%s' has dtype %s; batch norm takes fp32, fp16 or bf16", key,
+                 tb_dtypes[d].name);
+  }
+  return DNN_F32;
+}
+
+static dnn_type named_type(lua_State *L, const char *key) {
+  if (lua_getfield(L, 1, key) != LUA_TSTRING)
+    luaL_error(L, "tb.dnn.batchnorm: field '%s' must be a dtype name (got %s)", key, luaL_typename(L, -1));
+  const char *name = lua_tostring(L, -1);
+  int d = tb_dtype_from_name(name);
+  if (d < 0) luaL_error(L, "tb.dnn.batchnorm: field '%s': unknown dtype '%s'", key, name);
+  lua_pop(L, 1);
+  return to_dnn_type(L, key, (tb_dtype)d);
+}
+
+static int64_t field_int(lua_State *L, const char *key) {
+  lua_getfield(L, 1, key);
+  int isint = 0;
+  int64_t v = (int64_t)lua_tointegerx(L, -1, &isint);
+  if (!isint) luaL_error(L, "tb.dnn.batchnorm: field '%s' must be an integer (got %s)", key,
+                         luaL_typename(L, -1));
+  lua_pop(L, 1);
+  return v;
+}
+
+/* The tensor in field key, kept on the stack (the graph holds it as a user value). */
+static tb_tensor *field_tensor(lua_State *L, const char *key) {
+  lua_getfield(L, 1, key);
+  tb_tensor *t = tb_test_tensor(L, -1);
+  if (t == NULL) luaL_error(L, "tb.dnn.batchnorm: field '%s' must be a tensor (got %s)", key,
+                            luaL_typename(L, -1));
+  return t;
+}
+
+static void check_numel(lua_State *L, const char *key, const tb_tensor *t, int64_t want) {
+  if (t->numel != want)
+    luaL_error(L, "tb.dnn.batchnorm: '%s' has %I elements, x (N, C) needs %I", key,
+               (lua_Integer)t->numel, (lua_Integer)want);
+}
+
+static const char *const buffer_keys[] = {"x", "scale", "bias", "y", "mean", "inv_var"};
+#define N_BUFFERS 6
+
+static int l_batchnorm(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_settop(L, 1);
+  dnn_batchnorm_desc d;
+  memset(&d, 0, sizeof d);
+  lua_getfield(L, 1, "eps");
+  int isnum = 0;
+  d.eps = (float)lua_tonumberx(L, -1, &isnum);
+  if (!isnum) return luaL_error(L, "tb.dnn.batchnorm: field 'eps' (a number) is required");
+  lua_pop(L, 1);
+  int probe = lua_getfield(L, 1, "x") == LUA_TNIL;
+  lua_pop(L, 1);
+  if (probe) {
+    d.n = field_int(L, "n");
+    d.c = field_int(L, "c");
+    d.x_type = named_type(L, "dtype");
+    d.param_type = named_type(L, "param_dtype");
+    lua_pushnil(L); /* no buffers: keep the stack layout of the other branch */
+    for (int i = 1; i < N_BUFFERS; i++) lua_pushnil(L);
+  } else {
+    tb_tensor *t[N_BUFFERS];
+    for (int i = 0; i < N_BUFFERS; i++) t[i] = field_tensor(L, buffer_keys[i]); /* stack 2..7 */
+    if (t[0]->ndim != 2)
+      return luaL_error(L, "tb.dnn.batchnorm: x must be 2-d (N, C) (got %d dimensions)", t[0]->ndim);
+    d.n = t[0]->shape[0];
+    d.c = t[0]->shape[1];
+    d.x_type = to_dnn_type(L, "x", t[0]->dtype);
+    d.param_type = to_dnn_type(L, "scale", t[1]->dtype);
+    if (t[3]->dtype != t[0]->dtype)
+      return luaL_error(L, "tb.dnn.batchnorm: y (%s) must have x's dtype (%s)", tb_dtypes[t[3]->dtype].name,
+                        tb_dtypes[t[0]->dtype].name);
+    if (t[2]->dtype != t[1]->dtype)
+      return luaL_error(L, "tb.dnn.batchnorm: bias (%s) must have scale's dtype (%s)",
+                        tb_dtypes[t[2]->dtype].name, tb_dtypes[t[1]->dtype].name);
+    for (int i = 4; i < N_BUFFERS; i++)
+      if (t[i]->dtype != TB_FP32)
+        return luaL_error(L, "tb.dnn.batchnorm: %s must be fp32 (got %s)", buffer_keys[i],
+                          tb_dtypes[t[i]->dtype].name);
+    check_numel(L, "y", t[3], d.n * d.c);
+    for (int i = 1; i < N_BUFFERS; i++)
+      if (i != 3) check_numel(L, buffer_keys[i], t[i], d.c);
+    d.x = tb_tensor_ptr(t[0]);
+    d.scale = tb_tensor_ptr(t[1]);
+    d.bias = tb_tensor_ptr(t[2]);
+    d.y = tb_tensor_ptr(t[3]);
+    d.mean = tb_tensor_ptr(t[4]);
+    d.inv_var = tb_tensor_ptr(t[5]);
+  }
+  tb_gpu(L);
+  /* Created empty, then filled: an error below leaves a closed, collectable object. */
+  lua_dnn_graph *u = lua_newuserdatauv(L, sizeof *u, N_BUFFERS); /* 8 */
+  u->g = NULL;
+  luaL_setmetatable(L, DNN_GRAPH_MT);
+  for (int i = 0; i < N_BUFFERS; i++) {
+    lua_pushvalue(L, 2 + i);
+    lua_setiuservalue(L, 8, i + 1);
+  }
+  tb_check_gpu(L, dnn_batchnorm_create(&u->g, &d));
+  return 1;
+}
+
+static int l_available(lua_State *L) {
+  gpu_status st = dnn_init();
+  lua_pushboolean(L, st == GPU_OK);
+  if (st == GPU_OK) return 1;
+  lua_pushstring(L, gpu_last_error());
+  return 2;
+}
+
+static int l_version(lua_State *L) {
+  size_t v = 0;
+  char path[1024];
+  tb_check_gpu(L, dnn_version(&v, path, sizeof path));
+  lua_createtable(L, 0, 2);
+  lua_pushinteger(L, (lua_Integer)v);
+  lua_setfield(L, -2, "version");
+  lua_pushstring(L, path);
+  lua_setfield(L, -2, "path");
+  return 1;
+}
+
+static const luaL_Reg methods[] = {
+  {"run", m_run},
+  {"engine", m_engine},
+  {"describe", m_describe},
+  {"close", release},
+  {NULL, NULL}
+};
+
+static const luaL_Reg metamethods[] = {
+  {"__gc", release},
+  {"__close", release},
+  {"__tostring", m_tostring},
+  {NULL, NULL}
+};
+
+static const luaL_Reg functions[] = {
+  {"batchnorm", l_batchnorm},
+  {"available", l_available},
+  {"version", l_version},
+  {NULL, NULL}
+};
+
+int luaopen_tb_dnn(lua_State *L);
+int luaopen_tb_dnn(lua_State *L) {
+  luaL_newmetatable(L, DNN_GRAPH_MT);
+  luaL_setfuncs(L, metamethods, 0);
+  luaL_newlib(L, methods);
+  lua_setfield(L, -2, "__index");
+  lua_pushlightuserdata(L, (void *)(uintptr_t)native_run);
+  lua_setfield(L, -2, "__tb_run");
+  lua_pop(L, 1);
+  luaL_newlib(L, functions);
+  return 1;
+}

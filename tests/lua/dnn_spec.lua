@@ -1,0 +1,55 @@
+-- tb.dnn without a GPU: the module loads, reports whether cuDNN is there, and rejects malformed
+-- batch-norm requests with messages that name the field (before any GPU is touched).
+local dnn = require("tb.dnn")
+
+describe("tb.dnn", function()
+  it("exposes batchnorm, available and version", function()
+    assert.is_function(dnn.batchnorm)
+    assert.is_function(dnn.available)
+    assert.is_function(dnn.version)
+  end)
+
+  it("says whether cuDNN can be opened, naming it when not", function()
+    local ok, msg = dnn.available()
+    assert.is_boolean(ok)
+    if not ok then assert.matches("cuDNN", msg) end
+  end)
+
+  it("rejects a non-table argument", function()
+    local ok, err = pcall(dnn.batchnorm, 42)
+    assert.is_false(ok)
+    assert.matches("table expected", err)
+  end)
+
+  it("requires eps", function()
+    local ok, err = pcall(dnn.batchnorm, { n = 4, c = 8, dtype = "fp16", param_dtype = "fp32" })
+    assert.is_false(ok)
+    assert.matches("field 'eps' %(a number%) is required", err)
+  end)
+
+  it("names a probe's missing or bad fields", function()
+    local base = function(over)
+      local t = { n = 4, c = 8, dtype = "fp16", param_dtype = "fp32", eps = 1e-5 }
+      for k, v in pairs(over) do t[k] = v end
+      return t
+    end
+    local cases = {
+      { { n = 1.5 }, "field 'n' must be an integer %(got number%)" },
+      { { c = "x" }, "field 'c' must be an integer %(got string%)" },
+      { { dtype = false }, "field 'dtype' must be a dtype name %(got boolean%)" },
+      { { param_dtype = "fp99" }, "field 'param_dtype': unknown dtype 'fp99'" },
+      { { dtype = "int8" }, "'dtype' has dtype int8; batch norm takes fp32, fp16 or bf16" },
+    }
+    for _, c in ipairs(cases) do
+      local ok, err = pcall(dnn.batchnorm, base(c[1]))
+      assert.is_false(ok)
+      assert.matches(c[2], tostring(err))
+    end
+  end)
+
+  it("names a buffer that is not a tensor", function()
+    local ok, err = pcall(dnn.batchnorm, { x = 3, eps = 1e-5 })
+    assert.is_false(ok)
+    assert.matches("field 'x' must be a tensor %(got number%)", err)
+  end)
+end)
