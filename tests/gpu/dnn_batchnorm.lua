@@ -1,6 +1,7 @@
 -- dnn_batchnorm.lua (GPU): cuDNN's batch norm through tb.dnn on a device. Odd-sized x (N, C) in
 -- fp32, fp16 and bf16 with fp32 scale/bias against a CPU computation in double (y, the saved mean
--- and 1 / sqrt(var + eps)), replayed from a launch plan; the engine is recorded (index, knobs,
+-- and 1 / sqrt(var + eps)), replayed from a launch plan (C = 19 may instead get "offers no
+-- engine", printed; C = 1024, the operator's, must run); the engine is recorded (index, knobs,
 -- choice, workspace) and the probe finds the same one; misuse fails with clear messages.
 -- Prints op:describe() for every case. Exit 77 without a GPU or without cuDNN.
 local device = require("tb.device")
@@ -52,7 +53,10 @@ for _, dt in ipairs({ "fp32", "fp16", "bf16" }) do
     local y, m, iv = tensor.empty({ n, c }, dt), tensor.empty({ c }, "fp32"), tensor.empty({ c }, "fp32")
     verify.poison(y)
     local ok, op = pcall(dnn.batchnorm, { x = x, scale = g, bias = b, y = y, mean = m, inv_var = iv, eps = eps })
-    if not ok then
+    if not ok and c % 8 ~= 0 and tostring(op):find("offers no engine", 1, true) then
+      -- channels not a multiple of 8: cuDNN may have no engine; then the message must say so
+      print("info " .. label .. ": " .. tostring(op))
+    elseif not ok then
       expect(false, label .. ": " .. tostring(op))
     else
       print("     " .. op:describe())
