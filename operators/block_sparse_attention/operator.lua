@@ -10,8 +10,8 @@
 -- Reference: a warp per query row, fp32 online softmax (block_sparse_attention_ref.cu). `cuda`:
 -- flash_attention's FlashAttention-2 forward on mma.sync, walking only the listed key blocks,
 -- several heads of a kv group a CTA (block_sparse_attention.cu). `triton`: the same walk with
--- tl.dot. `torch`: SDPA with the boolean mask of the layout (TileBench's reference is
--- torch.compile(flex_attention) with a BlockMask). docs/ATTENTION.md.
+-- tl.dot, several heads of a kv group a program. `torch`: SDPA with the boolean mask of the layout
+-- (TileBench's reference is torch.compile(flex_attention) with a BlockMask). docs/ATTENTION.md.
 local op = {}
 op.category = "MatMul/Attn"
 
@@ -110,10 +110,13 @@ end
 
 local function smem_bytes(p, hpc, wm) return (16 * wm * hpc + 4 * math.min(p.BLOCK_N, 64)) * (p.D + 8) * 2 end
 
-local function triton_bm(p, cfg)
-  local bm = cfg.BM
+-- What the triton kernel runs with at a case: BM halved until it divides BLOCK_M (a tile stays in
+-- one layout row), HPC until it divides the GQA group (as resolve)
+local function triton_resolve(p, cfg)
+  local bm, hpc = cfg.BM, cfg.HPC
   while bm > 16 and p.BLOCK_M % bm ~= 0 do bm = bm // 2 end
-  return bm
+  while hpc > 1 and (p.H // p.H_kv) % hpc ~= 0 do hpc = hpc // 2 end
+  return bm, hpc
 end
 
 op.implementations = {
@@ -146,22 +149,26 @@ op.implementations = {
   },
   -- block_sparse_attention_triton.py: Triton, compiled ahead of time (selected with --impl triton)
   triton = {
-    description = "Triton: FlashAttention-2-style forward over the CSR-listed key blocks, [BM, D] query tiles inside one layout row, tl.dot, online softmax in fp32 (log2 domain)",
-    default = { BM = 64, num_warps = 4, num_stages = 2 },
-    space = { BM = { 16, 32, 64 }, num_warps = { 2, 4, 8 }, num_stages = { 1, 2, 3 } },
+    description = "Triton: FlashAttention-2-style forward over the CSR-listed key blocks, HPC heads of a kv group x BM rows of one layout row a program (K/V tiles shared by the group's heads), tl.dot, online softmax in fp32 (log2 domain)",
+    -- 2 heads x 64 rows, 8 warps: each K/V tile serves 128 query rows; 64 accumulator floats a thread
+    default = { BM = 64, HPC = 2, num_warps = 8, num_stages = 2 },
+    space = { BM = { 32, 64 }, HPC = { 1, 2, 4 }, num_warps = { 4, 8 }, num_stages = { 1, 2, 3 } },
     supports = supports_triton,
     valid = function(case, cfg)
       local p = case.params
-      return triton_bm(p, cfg) == cfg.BM and cfg.BM * p.BLOCK_N // (32 * cfg.num_warps) <= 128
+      local bm, hpc = triton_resolve(p, cfg)
+      local rows, threads = cfg.HPC * cfg.BM, 32 * cfg.num_warps
+      -- the score tile and the accumulators at most 128 floats a thread each
+      return bm == cfg.BM and hpc == cfg.HPC and rows * p.BLOCK_N // threads <= 128 and rows * p.D // threads <= 128
     end,
     plan = function(case, ins, outs, cfg, ctx)
       local p = case.params
-      local bm = triton_bm(p, cfg)
+      local bm, hpc = triton_resolve(p, cfg)
       return ctx.plan { ctx:triton { file = "block_sparse_attention_triton.py", kernel = "block_sparse_attention_kernel",
-        grid = { cdiv(p.M, bm), p.B * p.H },
+        grid = { cdiv(p.M, bm), p.B * p.H // hpc },
         args = { Q = ins.q, K = ins.k, V = ins.v, O = outs.out, row_ptr = ins.layout_crow, col_idx = ins.layout_col,
                  M = ctx.i32(p.M), H = ctx.i32(p.H), H_kv = ctx.i32(p.H_kv), scale_log2 = ctx.f32(LOG2E / math.sqrt(p.D)) },
-        constexprs = { HEAD_DIM = p.D, BM = bm, BLOCK_M = p.BLOCK_M, BLOCK_N = p.BLOCK_N },
+        constexprs = { HEAD_DIM = p.D, BM = bm, HPC = hpc, BLOCK_M = p.BLOCK_M, BLOCK_N = p.BLOCK_N },
         num_warps = cfg.num_warps, num_stages = cfg.num_stages } }
     end,
   },

@@ -187,11 +187,15 @@ describe("block_sparse_attention", function()
     assert.truthy(why:find("H_kv", 1, true))
   end)
 
-  it("keeps triton's query tiles inside a layout row", function()
+  it("keeps triton's query tiles inside a layout row and its heads inside a kv group", function()
     local tri = m.implementations.triton
     local c = with({ M = 512, BLOCK_M = 32 })
-    assert.is_false(tri.valid(c, { BM = 64, num_warps = 4, num_stages = 2 }))
-    assert.is_true(tri.valid(c, { BM = 32, num_warps = 4, num_stages = 2 }))
+    assert.is_false(tri.valid(c, { BM = 64, HPC = 1, num_warps = 4, num_stages = 2 }))
+    assert.is_true(tri.valid(c, { BM = 32, HPC = 1, num_warps = 4, num_stages = 2 }))
+    assert.is_true(tri.valid(c, { BM = 32, HPC = 4, num_warps = 4, num_stages = 2 }))
+    assert.is_false(tri.valid(with({ M = 512, H = 3, H_kv = 3 }), { BM = 32, HPC = 2, num_warps = 4, num_stages = 2 }))
+    -- 4 heads x 64 rows on 4 warps: 256 accumulator floats a thread
+    assert.is_false(tri.valid(with({ M = 512 }), { BM = 64, HPC = 4, num_warps = 4, num_stages = 2 }))
     assert.is_true(tri.valid(with({ M = 10240 }), tri.default))
     assert.is_false((tri.supports(with({ D = 96 }))))
   end)
