@@ -65,10 +65,9 @@ static void *open_path(const char *path, char *report, size_t cap) {
   return h;
 }
 
-/* The directory of the nvidia.cudnn package as the Python interpreter sees it, or "" (why in
- * report). TILEBENCH_PYTHON names the interpreter tilebench's torch and Triton steps use; when it
- * names a libpython instead, python3 is asked. */
-static void python_package_dir(char *out, size_t len, char *report, size_t cap) {
+/* TILEBENCH_PYTHON names the interpreter tilebench's torch and Triton steps use; when it names a
+ * libpython instead, python3 is asked. */
+void cudnn_python_lib_dir(char *out, size_t len, char *report, size_t cap) {
   out[0] = '\0';
   const char *env = getenv("TILEBENCH_PYTHON");
   const char *interp = env && *env && !strstr(env, "libpython") ? env : "python3";
@@ -108,7 +107,7 @@ static gpu_status find_library(void) {
   if (cudnn.lib) return GPU_OK;
   snprintf(report, sizeof report, "%s", gpu_last_error()); /* names the places it tried */
   char dir[1024];
-  python_package_dir(dir, sizeof dir, report, sizeof report);
+  cudnn_python_lib_dir(dir, sizeof dir, report, sizeof report);
   if (dir[0]) cudnn.lib = open_path(dir, report, sizeof report);
   if (cudnn.lib) return GPU_OK;
   return gpu_set_error(GPU_ERR_NO_LIBRARY, "cuDNN 9 (%s) not found: %s", LIBNAME, report);

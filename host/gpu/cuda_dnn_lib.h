@@ -40,6 +40,10 @@ gpu_status cudnn_get_handle(tb_cudnnHandle_t *out);
  * else GPU_ERR_OTHER. */
 gpu_status cudnn_fail(const char *api, tb_cudnnStatus_t st, const char *what);
 
+/* The lib/ directory of the nvidia.cudnn package as $TILEBENCH_PYTHON (or python3) imports it,
+ * into out; "" when it cannot be imported, the reason appended to report ("\n  <python>: ..."). */
+void cudnn_python_lib_dir(char *out, size_t len, char *report, size_t cap);
+
 /* For tests: forget the opened library and the recorded outcome (the handle is destroyed). */
 void cudnn_reset_for_tests(void);
 

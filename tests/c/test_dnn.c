@@ -3,11 +3,14 @@
  * then, against tests/c/stub/stub_cudnn.c opened through TILEBENCH_CUDNN_LIB, the graph cuda_dnn.c
  * builds (x (N, C) as NCHW (N, C, 1, 1) channels innermost, fp32 statistics, by-value epsilon),
  * the engine it keeps when the heuristic's first choices do not build, what it records of it,
- * the no-engine message, argument checks, and that every descriptor is destroyed. */
+ * the no-engine message, argument checks, and that every descriptor is destroyed; and the Python
+ * step of the search with a stand-in interpreter. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "fake_backend.h"
 #include "gpu/cuda_dnn_lib.h"
@@ -54,6 +57,33 @@ static void absent_library(void) {
   setenv("TILEBENCH_CUDNN_LIB", "/", 1);
   CHECK(gpu_cuda_dnn.init() == GPU_ERR_NO_LIBRARY && strstr(gpu_last_error(), "//libcudnn.so.9: ") != NULL,
         "%s", gpu_last_error());
+}
+
+/* The Python step asks the interpreter where nvidia.cudnn is (a stand-in interpreter here). */
+static void python_package_step(void) {
+  char dir[] = "/tmp/tb-dnn-python-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+  char good[256], bad[256], out[1024], report[1024] = "";
+  snprintf(good, sizeof good, "%s/python-good", dir);
+  snprintf(bad, sizeof bad, "%s/python-bad", dir);
+  FILE *f = fopen(good, "w");
+  if (f) { fputs("#!/bin/sh\n[ \"$1\" = -c ] && echo /opt/site-packages/nvidia/cudnn\n", f); fclose(f); }
+  f = fopen(bad, "w");
+  if (f) { fputs("#!/bin/sh\necho 'ModuleNotFoundError' >&2; exit 1\n", f); fclose(f); }
+  chmod(good, 0755);
+  chmod(bad, 0755);
+  setenv("TILEBENCH_PYTHON", good, 1);
+  cudnn_python_lib_dir(out, sizeof out, report, sizeof report);
+  CHECK(strcmp(out, "/opt/site-packages/nvidia/cudnn/lib") == 0 && report[0] == '\0', "dir '%s' report '%s'", out,
+        report);
+  setenv("TILEBENCH_PYTHON", bad, 1);
+  cudnn_python_lib_dir(out, sizeof out, report, sizeof report);
+  CHECK(out[0] == '\0' && strstr(report, "python-bad: no nvidia.cudnn package (import failed)"), "dir '%s' report '%s'",
+        out, report);
+  unsetenv("TILEBENCH_PYTHON");
+  unlink(good);
+  unlink(bad);
+  rmdir(dir);
 }
 
 static void open_stub(void) {
@@ -177,6 +207,7 @@ static void backend_without_dnn(void) {
 
 int main(void) {
   absent_library();
+  python_package_step();
   open_stub();
   if (stub) {
     probe_records_the_engine();
