@@ -16,7 +16,7 @@
 -- first) and histogramming out-of-range values (not counted), both for the reference, cuda and
 -- triton; kl_divergence, moe_topk_gating and histogramming check their input generators.
 -- flash_decode, linear_self_attention, flash_attention and block_sparse_attention (issue 16's
--- attention) also run their `triton` default;
+-- attention) also run their `triton` default (block_sparse_attention also a spread of its space);
 -- flash_decode gets b_seqlen values other than the generator's (0, negative, past the allocation,
 -- partial blocks); flash_decode's and linear_self_attention's plans, which keep state on the device
 -- (counters, a workspace), are run three times and must still verify.
@@ -1105,9 +1105,31 @@ local function check_replay(op, params)
   print(string.format("ok  %s", where))
 end
 
+-- block_sparse_attention's triton space beyond its default (which the small cases run): a spread
+-- of its candidates (HPC 1, 2 and 4 heads a program, BM 32 and 64) at one case with GQA groups of
+-- 4 and a partial last row block, against the reference, where triton imports.
+local BSA_SPREAD = { B = 1, H = 4, H_kv = 1, M = 200, D = 64, BLOCK_M = 64, BLOCK_N = 64 }
+local function check_bsa_triton_spread(op)
+  local where = "block_sparse_attention triton spread"
+  if not require("tilebench.triton").available() then
+    print(where .. ": triton does not import here; skipped")
+    return
+  end
+  local c = { params = BSA_SPREAD, dtype = "fp16", index = 1, id = case_id(BSA_SPREAD) }
+  where = where .. " " .. c.id
+  local ctx <close> = context.new(op, c)
+  local ins = op.module.inputs(c, ctx)
+  local refs = op.module.outputs(c, ins, ctx)
+  op.module.reference(c, ins, refs, ctx):run()
+  check_impls(op, c, ctx, ins, refs, where, { "triton" })
+  print(string.format("ok  %s", where))
+end
+
 local selected = {}
 for i = 1, #arg do selected[#selected + 1] = arg[i] end
 if #selected == 0 then selected = ORDER end
+local selected_bsa = false
+for _, n in ipairs(selected) do selected_bsa = selected_bsa or n == "block_sparse_attention" end
 
 if compile_only then
   local precompile = require("tilebench.precompile")
@@ -1145,6 +1167,13 @@ if compile_only then
       end
     end
   end
+  if selected_bsa and require("tilebench.triton").available() then -- check_bsa_triton_spread's kernels
+    local op = opmod.load("block_sparse_attention")
+    local c = { params = BSA_SPREAD, dtype = "fp16", index = 1, id = case_id(BSA_SPREAD) }
+    for _, cfg in ipairs(configs_to_try(op.module.implementations.triton, c)) do
+      compile({ op = op, case = c, dtype = "fp16", impl = "triton", cfg = cfg })
+    end
+  end
   print(string.format("compiled %d plans, %d failed", n, bad))
   os.exit(bad == 0 and 0 or 1)
 end
@@ -1167,6 +1196,7 @@ for _, name in ipairs(selected) do
     check_replay(op, { batch = 2, heads = 8, head_dim = 128, block_seq = 128, seq_len = 40960 })
   end
   if name == "linear_self_attention" then check_replay(op, { M = 1000, D = 64, eps = 1e-6 }) end
+  if name == "block_sparse_attention" then check_bsa_triton_spread(op) end
 end
 
 print(string.format("%d checks, %d failures", checks, failures))
