@@ -196,7 +196,10 @@ gpu_status cudnn_fail(const char *api, tb_cudnnStatus_t st, const char *what) {
   if (cudnn.last_error) cudnn.last_error(said, sizeof said);
   size_t n = strlen(said);
   while (n && (said[n - 1] == '\n' || said[n - 1] == '\r')) said[--n] = '\0';
-  gpu_status code = st >= 2000 && st < 4000 ? GPU_ERR_INVALID : GPU_ERR_OTHER;
+  /* 1000-1999: cuDNN cannot work here (a sub-library missing or mismatched, a runtime
+   * prerequisite absent): the library is unusable, as if absent */
+  gpu_status code = st >= 2000 && st < 4000 ? GPU_ERR_INVALID
+                  : st >= 1000 && st < 2000 ? GPU_ERR_NO_LIBRARY : GPU_ERR_OTHER;
   return gpu_set_error(code, "%s: %s (%d)%s%s%s%s", api, name ? name : "cuDNN error", st,
                        what && *what ? " for " : "", what ? what : "", said[0] ? "; cuDNN says: " : "",
                        said);

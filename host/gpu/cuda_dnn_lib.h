@@ -37,7 +37,8 @@ gpu_status cudnn_get_handle(tb_cudnnHandle_t *out);
 
 /* A failed cuDNN call: "<api>: <status name> (<code>)[ for <what>][; cuDNN says: ...]",
  * GPU_ERR_INVALID for the not-supported family (3000-3999) and bad parameters (2000-2999),
- * else GPU_ERR_OTHER. */
+ * GPU_ERR_NO_LIBRARY for the not-initialized family (1000-1999: a sub-library that does not
+ * load, a version mismatch), else GPU_ERR_OTHER. */
 gpu_status cudnn_fail(const char *api, tb_cudnnStatus_t st, const char *what);
 
 /* The lib/ directory of the nvidia.cudnn package as $TILEBENCH_PYTHON (or python3) imports it,

@@ -55,7 +55,8 @@ local lib = {
   description = "cuDNN 9's backend API: one NORM_FORWARD operation (batch norm, training phase) over x as NCHW (N, C, 1, 1) with channels innermost, fp32 scale/bias and saved statistics; the heuristic's first engine that builds",
 }
 
--- unsupported (with cuDNN's reason) where cuDNN cannot be opened or offers no engine
+-- unsupported (with cuDNN's reason) where cuDNN cannot be opened or used (no_library: absent, a
+-- sub-library that does not load) or offers no engine; any other failure is the row's
 function lib.supports(case)
   local dnn = require("tb.dnn")
   local ok, why = dnn.available()
@@ -63,7 +64,8 @@ function lib.supports(case)
   local okp, probe = pcall(dnn.batchnorm, dnn_spec(case))
   if not okp then
     local msg = tostring(probe)
-    if msg:find("offers no engine", 1, true) or msg:find("CUDNN_STATUS_NOT_SUPPORTED", 1, true) then
+    if msg:find("offers no engine", 1, true) or msg:find("CUDNN_STATUS_NOT_SUPPORTED", 1, true)
+       or require("tb.error").class(probe) == "no_library" then
       return false, msg
     end
     error(probe, 0)

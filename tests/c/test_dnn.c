@@ -22,6 +22,7 @@ extern const gpu_dnn gpu_cuda_dnn;
 
 struct stub_cudnn_state {
   int configs, refuse;
+  int create_status;
   int live;
   int executed;
   void *stream;
@@ -194,6 +195,23 @@ static void bad_arguments(void) {
   CHECK(stub->live == 0, "%d descriptors left", stub->live);
 }
 
+/* A cuDNN whose handle cannot be made (a sub-library that does not load) is unusable: no_library,
+ * naming the call, the status and cuDNN's reason. */
+static void handle_refused(void) {
+  cudnn_reset_for_tests();
+  stub->create_status = 1008;
+  CHECK(gpu_cuda_dnn.init() == GPU_OK, "%s", gpu_last_error());
+  dnn_graph *g = (dnn_graph *)1;
+  dnn_batchnorm_desc d = bn(4, 8, DNN_F32, DNN_F32);
+  CHECK(gpu_cuda_dnn.batchnorm_create(&g, &d) == GPU_ERR_NO_LIBRARY && g == NULL, "created without a handle");
+  CHECK(strstr(gpu_last_error(), "cudnnCreate: CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED (1008) for the handle (" STUB_CUDNN_PATH
+               "); cuDNN says: stub: libcudnn_graph.so.9 not loaded"), "%s", gpu_last_error());
+  stub->create_status = 0;
+  CHECK(gpu_cuda_dnn.batchnorm_create(&g, &d) == GPU_OK && g, "the handle is tried again: %s", gpu_last_error());
+  gpu_cuda_dnn.destroy(g);
+  CHECK(stub->live == 0, "%d descriptors left", stub->live);
+}
+
 /* A backend without a DNN library (the fake) says so through the dnn_* calls. */
 static void backend_without_dnn(void) {
   CHECK(gpu_backend_register(fake_backend()) == GPU_OK, "%s", gpu_last_error());
@@ -214,6 +232,7 @@ int main(void) {
     bound_graph_runs();
     no_engine();
     bad_arguments();
+    handle_refused();
   }
   backend_without_dnn();
   cudnn_reset_for_tests();

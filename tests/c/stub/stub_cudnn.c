@@ -30,6 +30,7 @@ typedef struct desc {
 /* What the test reads and sets (found with dlsym). */
 struct stub_cudnn_state {
   int configs, refuse;       /* heuristic results; the first `refuse` plans do not finalize */
+  int create_status;         /* what cudnnCreate returns */
   int live;                  /* descriptors not yet destroyed */
   int executed;
   void *stream;
@@ -46,14 +47,19 @@ struct stub_cudnn_state {
 
 size_t cudnnGetVersion(void) { return 91900; }
 const char *cudnnGetErrorString(tb_cudnnStatus_t st) {
-  return st == 0 ? "CUDNN_STATUS_SUCCESS" : st == 3000 ? "CUDNN_STATUS_NOT_SUPPORTED" : "CUDNN_STATUS_BAD_PARAM";
+  return st == 0 ? "CUDNN_STATUS_SUCCESS" : st == 3000 ? "CUDNN_STATUS_NOT_SUPPORTED"
+       : st == 1008 ? "CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED" : "CUDNN_STATUS_BAD_PARAM";
 }
 void cudnnGetLastErrorString(char *m, size_t n) {
   snprintf(m, n, "%s", stub_cudnn_state.last_error);
   stub_cudnn_state.last_error[0] = '\0';
 }
 static int handle_storage;
-tb_cudnnStatus_t cudnnCreate(tb_cudnnHandle_t *h) { *h = (tb_cudnnHandle_t)&handle_storage; return 0; }
+tb_cudnnStatus_t cudnnCreate(tb_cudnnHandle_t *h) {
+  if (stub_cudnn_state.create_status) FAIL(stub_cudnn_state.create_status, "stub: libcudnn_graph.so.9 not loaded");
+  *h = (tb_cudnnHandle_t)&handle_storage;
+  return 0;
+}
 tb_cudnnStatus_t cudnnDestroy(tb_cudnnHandle_t h) { return h ? 0 : BAD; }
 tb_cudnnStatus_t cudnnSetStream(tb_cudnnHandle_t h, void *s) { stub_cudnn_state.stream = s; return 0; }
 
