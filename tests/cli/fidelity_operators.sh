@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # fidelity_operators.sh: the GPU-free parts of bench/timing_fidelity/operators.sh (issue 19,
-# section 2). tests/fixtures/fidelity_operators is a hand-made OUTDIR as operators.sh leaves it:
+# section 2). tests/fixtures/fidelity_operators is a hand-made OUTDIR as operators.sh leaves it
+# (make_out lays it out: tilebench_raw/ holds what a run writes under
+# tilebench_results/<GPU>/runs/<id>/raw/, kept flat so no results tree is tracked):
 # raw results of the `tilebench run` side (one cuda row per case; relu bf16 last failed to
 # launch; layernorm fp16 first has 2 kernels per run), ncu logs in ncu's --csv --print-units base
 # layout (==PROF== lines around the table, a thousands separator here and there; the reference
@@ -18,6 +20,11 @@ fx="$TILEBENCH_HOME/tests/fixtures/fidelity_operators"
 fail() { echo "FAIL: $*"; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# the fixture as operators.sh leaves an OUTDIR, at $1
+make_out() {
+  cp -r "$fx" "$1" && mkdir -p "$1/tilebench_results/H200/runs/20261201T000000Z-abc123" &&
+    mv "$1/tilebench_raw" "$1/tilebench_results/H200/runs/20261201T000000Z-abc123/raw"
+}
 
 # ---- the groups: one `tilebench run` and one ncu process each, every row of the issue once
 python3 "$B/operators.py" groups > "$tmp/groups" || fail "groups"
@@ -56,7 +63,7 @@ grep -q '^usage: bash bench/timing_fidelity/operators.sh OUTDIR' "$tmp/err" || f
 bash "$B/operators.sh" a b > /dev/null 2>&1; [ $? -eq 2 ] || fail "operators.sh with two arguments: want 2"
 
 # ---- the table on the sample
-cp -r "$fx" "$tmp/out"
+make_out "$tmp/out"
 python3 "$B/operators.py" table "$tmp/out" H200 > "$tmp/table"; rc=$?
 [ $rc -eq 1 ] || fail "table: a FAIL and a missing row: want exit 1, got $rc"
 cmp -s "$tmp/table" "$tmp/out/fidelity_operators.txt" || fail "table: printed and written differ"
@@ -120,7 +127,7 @@ assert judge(None, 1.0, e)["verdict"] == "missing" and judge(5.0, 4.0, None)["ve
 EOF
 
 # ---- a case whose reference ncu did not see: both rows of that operator say why
-cp -r "$fx" "$tmp/out2"
+make_out "$tmp/out2"
 python3 - "$tmp/out2/ncu_2.csv" <<'EOF'
 import sys
 p = sys.argv[1]
@@ -143,7 +150,7 @@ grep -q '^vector_add_fp32_first .* missing  1    0  tilebench: 0 rows for vector
   fail "empty: note: $(grep vector_add_fp32_first "$tmp/table3")"
 
 # ---- ncu that cannot profile (a runtime without counter access): its error is in the note
-cp -r "$fx" "$tmp/out5"
+make_out "$tmp/out5"
 printf '==PROF== Connected to process 99 (/x/tilebench)\n==ERROR== Failed to initialize the profiler: LibraryNotLoaded\n' \
   > "$tmp/out5/ncu_2.csv"
 python3 "$B/operators.py" table "$tmp/out5" H200 > "$tmp/table5"
@@ -151,7 +158,7 @@ sed '/^Variant/,$d' "$tmp/table5" | grep -c 'ncu: no kernel in ncu_2.csv (see nc
   grep -qx 4 || fail "ncu error: $(grep bf16 "$tmp/table5")"
 
 # ---- new NVRTC cache entries while ncu ran: said, and the check fails
-cp -r "$fx" "$tmp/out4"
+make_out "$tmp/out4"
 echo "./0123abcd.cubin" > "$tmp/out4/cache_new.txt"
 python3 "$B/operators.py" table "$tmp/out4" H200 > "$tmp/table4"; [ $? -eq 1 ] || fail "cache: want 1"
 grep -q '^WARNING: 1 NVRTC cache entries appeared while ncu ran' "$tmp/table4" || fail "cache warning"
