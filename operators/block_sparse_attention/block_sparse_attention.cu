@@ -25,8 +25,7 @@
 // (16, 32 or 64, dividing BLOCK_N). Kernel: block_sparse_attention_cuda(Q, K, V, O, row_ptr,
 // col_idx, M, H, H_kv, BLOCK_M, BLOCK_N, scale_log2); block 32 x WM x HPC, dynamic shared memory
 // (16 WM HPC + 4 BN) x (HEAD_DIM + 8) x 2 bytes.
-typedef unsigned short uint16_t;
-typedef unsigned int uint32_t;
+#include "tb_mma16.cuh" // tb_cp16, tb_load_rows16, tb_ldsm_x4(_t), tb_mma16816, tb_pack_f16x2, tb_exp2_approx
 #ifndef INFINITY
 #define INFINITY __int_as_float(0x7f800000)
 #endif
@@ -35,60 +34,9 @@ typedef unsigned int uint32_t;
 #define BS_WARPS (WM * HPC)
 #define BS_THREADS (32 * BS_WARPS)
 #define BS_P (HEAD_DIM + 8)          // smem row stride, halves
-#define BS_CH (HEAD_DIM / 8)         // 16-byte chunks per row
 #define BS_NS (BN / 8)               // n8 tiles of a score row block
 #define BS_NO (HEAD_DIM / 8)         // n8 tiles of an output row block
 #define BS_KD (HEAD_DIM / 16)        // k16 steps over the head dimension
-
-__device__ __forceinline__ void bs_cp16(uint32_t dst, const void *src, bool pred) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(pred ? 16 : 0));
-}
-
-// rows [r0, r0 + R) of a (M, HEAD_DIM) matrix into smem rows 0..R-1 (zero past M)
-template <int R>
-__device__ __forceinline__ void bs_load_rows(uint16_t *dst, const uint16_t *src, int r0, int M, int tid) {
-#pragma unroll
-  for (int i = 0; i < (R * BS_CH + BS_THREADS - 1) / BS_THREADS; ++i) {
-    const int c = tid + i * BS_THREADS;
-    if (R * BS_CH % BS_THREADS == 0 || c < R * BS_CH) {
-      const int r = c / BS_CH, ch = c % BS_CH;
-      const bool ok = r0 + r < M;
-      bs_cp16((uint32_t)__cvta_generic_to_shared(dst + r * BS_P + ch * 8),
-              ok ? src + (long long)(r0 + r) * HEAD_DIM + ch * 8 : src, ok);
-    }
-  }
-}
-
-__device__ __forceinline__ void bs_ldsm_x4(uint32_t *r, const uint16_t *p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"((uint32_t)__cvta_generic_to_shared(p)));
-}
-
-__device__ __forceinline__ void bs_ldsm_x4_t(uint32_t *r, const uint16_t *p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"((uint32_t)__cvta_generic_to_shared(p)));
-}
-
-__device__ __forceinline__ void bs_mma(float *c, const uint32_t *a, uint32_t b0, uint32_t b1) {
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-               "{%0,%1,%2,%3};\n"
-               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-__device__ __forceinline__ uint32_t bs_pack(float lo, float hi) { // lower half = lo
-  uint32_t r;
-  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-  return r;
-}
-
-__device__ __forceinline__ float bs_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
 
 extern "C" __global__ void __launch_bounds__(BS_THREADS)
 block_sparse_attention_cuda(const uint16_t *__restrict__ Q, const uint16_t *__restrict__ K,
@@ -117,11 +65,11 @@ block_sparse_attention_cuda(const uint16_t *__restrict__ Q, const uint16_t *__re
   const int qa = q0 + g, qb = q0 + g + 8;      // the two rows this thread holds
 
 #pragma unroll
-  for (int hp = 0; hp < HPC; ++hp) bs_load_rows<BS_RM>(sQ + hp * BS_RM * BS_P, Qh + hp * qstride, m0, M, tid);
+  for (int hp = 0; hp < HPC; ++hp) tb_load_rows16<BS_RM, BS_THREADS, HEAD_DIM>(sQ + hp * BS_RM * BS_P, Qh + hp * qstride, m0, M, tid);
   if (tiles > 0) {
     const int n0 = col_idx[c0] * BLOCK_N;
-    bs_load_rows<BN>(sK, K, n0, M, tid);
-    bs_load_rows<BN>(sV, V, n0, M, tid);
+    tb_load_rows16<BN, BS_THREADS, HEAD_DIM>(sK, K, n0, M, tid);
+    tb_load_rows16<BN, BS_THREADS, HEAD_DIM>(sV, V, n0, M, tid);
   }
   asm volatile("cp.async.commit_group;\n" ::);
 
@@ -135,7 +83,7 @@ block_sparse_attention_cuda(const uint16_t *__restrict__ Q, const uint16_t *__re
   __syncthreads();
 #pragma unroll
   for (int kd = 0; kd < BS_KD; ++kd)
-    bs_ldsm_x4(qf[kd], sQ + (warp * 16 + (lane & 15)) * BS_P + kd * 16 + (lane >> 4) * 8);
+    tb_ldsm_x4(qf[kd], sQ + (warp * 16 + (lane & 15)) * BS_P + kd * 16 + (lane >> 4) * 8);
 
   for (int it = 0; it < tiles; ++it) {
     if (it > 0) {
@@ -145,8 +93,8 @@ block_sparse_attention_cuda(const uint16_t *__restrict__ Q, const uint16_t *__re
     if (it + 1 < tiles) {
       const int nb = (it + 1) & 1;
       const int nn = col_idx[c0 + (it + 1) / sub] * BLOCK_N + ((it + 1) % sub) * BN;
-      bs_load_rows<BN>(sK + nb * BN * BS_P, K, nn, M, tid);
-      bs_load_rows<BN>(sV + nb * BN * BS_P, V, nn, M, tid);
+      tb_load_rows16<BN, BS_THREADS, HEAD_DIM>(sK + nb * BN * BS_P, K, nn, M, tid);
+      tb_load_rows16<BN, BS_THREADS, HEAD_DIM>(sV + nb * BN * BS_P, V, nn, M, tid);
     }
     asm volatile("cp.async.commit_group;\n" ::);
     const int n0 = col_idx[c0 + it / sub] * BLOCK_N + (it % sub) * BN;
@@ -165,9 +113,9 @@ block_sparse_attention_cuda(const uint16_t *__restrict__ Q, const uint16_t *__re
 #pragma unroll
         for (int kd = 0; kd < BS_KD; ++kd) {
           uint32_t bf[4];
-          bs_ldsm_x4(bf, k + (j * 8 + (lane >> 4) * 8 + (lane & 7)) * BS_P + kd * 16 + ((lane >> 3) & 1) * 8);
-          bs_mma(s[j], qf[kd], bf[0], bf[1]);
-          bs_mma(s[j + 1], qf[kd], bf[2], bf[3]);
+          tb_ldsm_x4(bf, k + (j * 8 + (lane >> 4) * 8 + (lane & 7)) * BS_P + kd * 16 + ((lane >> 3) & 1) * 8);
+          tb_mma16816(s[j], qf[kd], bf[0], bf[1]);
+          tb_mma16816(s[j + 1], qf[kd], bf[2], bf[3]);
         }
       }
     }
@@ -195,7 +143,7 @@ block_sparse_attention_cuda(const uint16_t *__restrict__ Q, const uint16_t *__re
     const float na = fmaxf(ma, ta), nbm = fmaxf(mb, tb);
     // a row with no admissible key yet (rows past M): keep everything at 0
     const float ua = na == -INFINITY ? 0.0f : na, ub = nbm == -INFINITY ? 0.0f : nbm;
-    const float ca = bs_exp2(ma - ua), cb = bs_exp2(mb - ub); // ma = -inf: 0 (O and l are 0)
+    const float ca = tb_exp2_approx(ma - ua), cb = tb_exp2_approx(mb - ub); // ma = -inf: 0 (O and l are 0)
     ma = na; mb = nbm;
     la *= ca; lb *= cb;
 #pragma unroll
@@ -203,12 +151,12 @@ block_sparse_attention_cuda(const uint16_t *__restrict__ Q, const uint16_t *__re
     uint32_t p[BS_NS / 2][4]; // A fragments of P, one per k16 step over the tile's keys
 #pragma unroll
     for (int j = 0; j < BS_NS; ++j) {
-      const float p0 = bs_exp2(s[j][0] - ua), p1 = bs_exp2(s[j][1] - ua);
-      const float p2 = bs_exp2(s[j][2] - ub), p3 = bs_exp2(s[j][3] - ub);
+      const float p0 = tb_exp2_approx(s[j][0] - ua), p1 = tb_exp2_approx(s[j][1] - ua);
+      const float p2 = tb_exp2_approx(s[j][2] - ub), p3 = tb_exp2_approx(s[j][3] - ub);
       la += p0 + p1;
       lb += p2 + p3;
-      p[j >> 1][(j & 1) * 2 + 0] = bs_pack(p0, p1); // row g: keys 8j + 2t, +1
-      p[j >> 1][(j & 1) * 2 + 1] = bs_pack(p2, p3); // row g + 8
+      p[j >> 1][(j & 1) * 2 + 0] = tb_pack_f16x2(p0, p1); // row g: keys 8j + 2t, +1
+      p[j >> 1][(j & 1) * 2 + 1] = tb_pack_f16x2(p2, p3); // row g + 8
     }
     // ---- O += P V, key k16 steps up to jlim (P is 0 past it) ----
 #pragma unroll
@@ -219,9 +167,9 @@ block_sparse_attention_cuda(const uint16_t *__restrict__ Q, const uint16_t *__re
 #pragma unroll
         for (int j = 0; j < BS_NO; j += 2) { // d 8j .. 8j + 15
           uint32_t bf[4];
-          bs_ldsm_x4_t(bf, v + (kk * 16 + (lane & 15)) * BS_P + j * 8 + (lane >> 4) * 8);
-          bs_mma(o[j], a, bf[0], bf[1]);
-          bs_mma(o[j + 1], a, bf[2], bf[3]);
+          tb_ldsm_x4_t(bf, v + (kk * 16 + (lane & 15)) * BS_P + j * 8 + (lane >> 4) * 8);
+          tb_mma16816(o[j], a, bf[0], bf[1]);
+          tb_mma16816(o[j + 1], a, bf[2], bf[3]);
         }
       }
     }
@@ -237,7 +185,7 @@ block_sparse_attention_cuda(const uint16_t *__restrict__ Q, const uint16_t *__re
 #pragma unroll
   for (int j = 0; j < BS_NO; ++j) {
     const int col = j * 8 + 2 * t;
-    if (qa < M) *reinterpret_cast<uint32_t *>(Ow + (long long)qa * HEAD_DIM + col) = bs_pack(o[j][0] * ia, o[j][1] * ia);
-    if (qb < M) *reinterpret_cast<uint32_t *>(Ow + (long long)qb * HEAD_DIM + col) = bs_pack(o[j][2] * ib, o[j][3] * ib);
+    if (qa < M) *reinterpret_cast<uint32_t *>(Ow + (long long)qa * HEAD_DIM + col) = tb_pack_f16x2(o[j][0] * ia, o[j][1] * ia);
+    if (qb < M) *reinterpret_cast<uint32_t *>(Ow + (long long)qb * HEAD_DIM + col) = tb_pack_f16x2(o[j][2] * ib, o[j][3] * ib);
   }
 }

@@ -19,8 +19,7 @@
 // thread), WARPS. Kernel: flash_attention_cuda(Q, K, V, O, S, causal, scale_log2); grid
 // (cdiv(S, 16 WARPS), B H), block 32 WARPS, dynamic shared memory (16 WARPS + 4 x 64) x
 // (HEAD_DIM + 8) x 2 bytes.
-typedef unsigned short uint16_t;
-typedef unsigned int uint32_t;
+#include "tb_mma16.cuh" // tb_cp16, tb_load_rows16, tb_ldsm_x4(_t), tb_mma16816, tb_pack_f16x2, tb_exp2_approx
 #ifndef INFINITY
 #define INFINITY __int_as_float(0x7f800000)
 #endif
@@ -29,60 +28,9 @@ typedef unsigned int uint32_t;
 #define FA_BN 64
 #define FA_THREADS (32 * WARPS)
 #define FA_P (HEAD_DIM + 8)          // smem row stride, halves
-#define FA_CH (HEAD_DIM / 8)         // 16-byte chunks per row
 #define FA_NS (FA_BN / 8)            // n8 tiles of a score row block
 #define FA_NO (HEAD_DIM / 8)         // n8 tiles of an output row block
 #define FA_KD (HEAD_DIM / 16)        // k16 steps over the head dimension
-
-__device__ __forceinline__ void fa_cp16(uint32_t dst, const void *src, bool pred) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(pred ? 16 : 0));
-}
-
-// rows [r0, r0 + R) of a (S, HEAD_DIM) matrix into smem rows 0..R-1 (zero past S)
-template <int R>
-__device__ __forceinline__ void fa_load_rows(uint16_t *dst, const uint16_t *src, int r0, int S, int tid) {
-#pragma unroll
-  for (int i = 0; i < (R * FA_CH + FA_THREADS - 1) / FA_THREADS; ++i) {
-    const int c = tid + i * FA_THREADS;
-    if (R * FA_CH % FA_THREADS == 0 || c < R * FA_CH) {
-      const int r = c / FA_CH, ch = c % FA_CH;
-      const bool ok = r0 + r < S;
-      fa_cp16((uint32_t)__cvta_generic_to_shared(dst + r * FA_P + ch * 8),
-              ok ? src + (long long)(r0 + r) * HEAD_DIM + ch * 8 : src, ok);
-    }
-  }
-}
-
-__device__ __forceinline__ void fa_ldsm_x4(uint32_t *r, const uint16_t *p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"((uint32_t)__cvta_generic_to_shared(p)));
-}
-
-__device__ __forceinline__ void fa_ldsm_x4_t(uint32_t *r, const uint16_t *p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"((uint32_t)__cvta_generic_to_shared(p)));
-}
-
-__device__ __forceinline__ void fa_mma(float *c, const uint32_t *a, uint32_t b0, uint32_t b1) {
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-               "{%0,%1,%2,%3};\n"
-               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-__device__ __forceinline__ uint32_t fa_pack(float lo, float hi) { // lower half = lo
-  uint32_t r;
-  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-  return r;
-}
-
-__device__ __forceinline__ float fa_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
 
 extern "C" __global__ void __launch_bounds__(FA_THREADS)
 flash_attention_cuda(const uint16_t *__restrict__ Q, const uint16_t *__restrict__ K, const uint16_t *__restrict__ V,
@@ -101,9 +49,9 @@ flash_attention_cuda(const uint16_t *__restrict__ Q, const uint16_t *__restrict_
   const int q0 = m0 + warp * 16;                       // this warp's first row
   const int qa = q0 + g, qb = q0 + g + 8;              // the two rows this thread holds
 
-  fa_load_rows<FA_BM>(sQ, Q, m0, S, tid);
-  fa_load_rows<FA_BN>(sK, K, 0, S, tid);
-  fa_load_rows<FA_BN>(sV, V, 0, S, tid);
+  tb_load_rows16<FA_BM, FA_THREADS, HEAD_DIM>(sQ, Q, m0, S, tid);
+  tb_load_rows16<FA_BN, FA_THREADS, HEAD_DIM>(sK, K, 0, S, tid);
+  tb_load_rows16<FA_BN, FA_THREADS, HEAD_DIM>(sV, V, 0, S, tid);
   asm volatile("cp.async.commit_group;\n" ::);
 
   uint32_t qf[FA_KD][4];
@@ -118,12 +66,12 @@ flash_attention_cuda(const uint16_t *__restrict__ Q, const uint16_t *__restrict_
     if (it == 0) {
 #pragma unroll
       for (int kd = 0; kd < FA_KD; ++kd)
-        fa_ldsm_x4(qf[kd], sQ + (warp * 16 + (lane & 15)) * FA_P + kd * 16 + (lane >> 4) * 8);
+        tb_ldsm_x4(qf[kd], sQ + (warp * 16 + (lane & 15)) * FA_P + kd * 16 + (lane >> 4) * 8);
     }
     if (it + 1 < tiles) {
       const int nb = (it + 1) & 1;
-      fa_load_rows<FA_BN>(sK + nb * FA_BN * FA_P, K, (it + 1) * FA_BN, S, tid);
-      fa_load_rows<FA_BN>(sV + nb * FA_BN * FA_P, V, (it + 1) * FA_BN, S, tid);
+      tb_load_rows16<FA_BN, FA_THREADS, HEAD_DIM>(sK + nb * FA_BN * FA_P, K, (it + 1) * FA_BN, S, tid);
+      tb_load_rows16<FA_BN, FA_THREADS, HEAD_DIM>(sV + nb * FA_BN * FA_P, V, (it + 1) * FA_BN, S, tid);
     }
     asm volatile("cp.async.commit_group;\n" ::);
     const int n0 = it * FA_BN;
@@ -140,9 +88,9 @@ flash_attention_cuda(const uint16_t *__restrict__ Q, const uint16_t *__restrict_
 #pragma unroll
       for (int j = 0; j < FA_NS; j += 2) { // keys 8j .. 8j + 15, d 16kd .. 16kd + 15
         uint32_t b[4];
-        fa_ldsm_x4(b, k + (j * 8 + (lane >> 4) * 8 + (lane & 7)) * FA_P + kd * 16 + ((lane >> 3) & 1) * 8);
-        fa_mma(s[j], qf[kd], b[0], b[1]);
-        fa_mma(s[j + 1], qf[kd], b[2], b[3]);
+        tb_ldsm_x4(b, k + (j * 8 + (lane >> 4) * 8 + (lane & 7)) * FA_P + kd * 16 + ((lane >> 3) & 1) * 8);
+        tb_mma16816(s[j], qf[kd], b[0], b[1]);
+        tb_mma16816(s[j + 1], qf[kd], b[2], b[3]);
       }
     }
     // ---- scale, mask, online softmax (log2 domain) ----
@@ -169,7 +117,7 @@ flash_attention_cuda(const uint16_t *__restrict__ Q, const uint16_t *__restrict_
     const float na = fmaxf(ma, ta), nbm = fmaxf(mb, tb);
     // a row with no admissible key yet (rows past S): keep everything at 0
     const float ua = na == -INFINITY ? 0.0f : na, ub = nbm == -INFINITY ? 0.0f : nbm;
-    const float ca = fa_exp2(ma - ua), cb = fa_exp2(mb - ub); // ma = -inf: 0 (O and l are 0)
+    const float ca = tb_exp2_approx(ma - ua), cb = tb_exp2_approx(mb - ub); // ma = -inf: 0 (O and l are 0)
     ma = na; mb = nbm;
     la *= ca; lb *= cb;
 #pragma unroll
@@ -177,12 +125,12 @@ flash_attention_cuda(const uint16_t *__restrict__ Q, const uint16_t *__restrict_
     uint32_t p[FA_NS / 2][4]; // A fragments of P, one per k16 step over the tile's keys
 #pragma unroll
     for (int j = 0; j < FA_NS; ++j) {
-      const float p0 = fa_exp2(s[j][0] - ua), p1 = fa_exp2(s[j][1] - ua);
-      const float p2 = fa_exp2(s[j][2] - ub), p3 = fa_exp2(s[j][3] - ub);
+      const float p0 = tb_exp2_approx(s[j][0] - ua), p1 = tb_exp2_approx(s[j][1] - ua);
+      const float p2 = tb_exp2_approx(s[j][2] - ub), p3 = tb_exp2_approx(s[j][3] - ub);
       la += p0 + p1;
       lb += p2 + p3;
-      p[j >> 1][(j & 1) * 2 + 0] = fa_pack(p0, p1); // row g: keys 8j + 2t, +1
-      p[j >> 1][(j & 1) * 2 + 1] = fa_pack(p2, p3); // row g + 8
+      p[j >> 1][(j & 1) * 2 + 0] = tb_pack_f16x2(p0, p1); // row g: keys 8j + 2t, +1
+      p[j >> 1][(j & 1) * 2 + 1] = tb_pack_f16x2(p2, p3); // row g + 8
     }
     // ---- O += P V ----
 #pragma unroll
@@ -192,9 +140,9 @@ flash_attention_cuda(const uint16_t *__restrict__ Q, const uint16_t *__restrict_
 #pragma unroll
       for (int j = 0; j < FA_NO; j += 2) { // d 8j .. 8j + 15
         uint32_t b[4];
-        fa_ldsm_x4_t(b, v + (kk * 16 + (lane & 15)) * FA_P + j * 8 + (lane >> 4) * 8);
-        fa_mma(o[j], a, b[0], b[1]);
-        fa_mma(o[j + 1], a, b[2], b[3]);
+        tb_ldsm_x4_t(b, v + (kk * 16 + (lane & 15)) * FA_P + j * 8 + (lane >> 4) * 8);
+        tb_mma16816(o[j], a, b[0], b[1]);
+        tb_mma16816(o[j + 1], a, b[2], b[3]);
       }
     }
   }
@@ -208,7 +156,7 @@ flash_attention_cuda(const uint16_t *__restrict__ Q, const uint16_t *__restrict_
 #pragma unroll
   for (int j = 0; j < FA_NO; ++j) {
     const int col = j * 8 + 2 * t;
-    if (qa < S) *reinterpret_cast<uint32_t *>(O + (long long)qa * HEAD_DIM + col) = fa_pack(o[j][0] * ia, o[j][1] * ia);
-    if (qb < S) *reinterpret_cast<uint32_t *>(O + (long long)qb * HEAD_DIM + col) = fa_pack(o[j][2] * ib, o[j][3] * ib);
+    if (qa < S) *reinterpret_cast<uint32_t *>(O + (long long)qa * HEAD_DIM + col) = tb_pack_f16x2(o[j][0] * ia, o[j][1] * ia);
+    if (qb < S) *reinterpret_cast<uint32_t *>(O + (long long)qb * HEAD_DIM + col) = tb_pack_f16x2(o[j][2] * ib, o[j][3] * ib);
   }
 }
