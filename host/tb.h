@@ -48,6 +48,10 @@ void tb_push_error(lua_State *L, gpu_status st, const char *api, const char *mes
 int tb_raise(lua_State *L, gpu_status st, const char *api, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* Raises gpu_last_error() (with gpu_last_error_api()) as a structured error when st != GPU_OK. */
 void tb_check_gpu(lua_State *L, gpu_status st);
+/* A library opened at run time (cuBLASLt, cuDNN) for Lua: available() -> true | false, why (from
+ * its init), and version() -> {version =, path =} (raises as tb_check_gpu). */
+int tb_lib_available(lua_State *L, gpu_status (*init)(void));
+int tb_lib_version(lua_State *L, gpu_status (*version)(size_t *version, char *path, size_t path_len));
 /* Initialises the backend and makes the selected device current (device 0 unless tb.device
  * selected another). Raises "no CUDA driver found (libcuda.so.1: ...)" without a driver. */
 const gpu_backend *tb_gpu(lua_State *L);

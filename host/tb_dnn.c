@@ -222,25 +222,9 @@ static int l_batchnorm(lua_State *L) {
   return 1;
 }
 
-static int l_available(lua_State *L) {
-  gpu_status st = dnn_init();
-  lua_pushboolean(L, st == GPU_OK);
-  if (st == GPU_OK) return 1;
-  lua_pushstring(L, gpu_last_error());
-  return 2;
-}
+static int l_available(lua_State *L) { return tb_lib_available(L, dnn_init); }
 
-static int l_version(lua_State *L) {
-  size_t v = 0;
-  char path[1024];
-  tb_check_gpu(L, dnn_version(&v, path, sizeof path));
-  lua_createtable(L, 0, 2);
-  lua_pushinteger(L, (lua_Integer)v);
-  lua_setfield(L, -2, "version");
-  lua_pushstring(L, path);
-  lua_setfield(L, -2, "path");
-  return 1;
-}
+static int l_version(lua_State *L) { return tb_lib_version(L, dnn_version); }
 
 static const luaL_Reg methods[] = {
   {"run", m_run},

@@ -157,3 +157,23 @@ int luaopen_tb_error(lua_State *L) {
   lua_setfield(L, -2, "classes");
   return 1;
 }
+
+int tb_lib_available(lua_State *L, gpu_status (*init)(void)) {
+  gpu_status st = init();
+  lua_pushboolean(L, st == GPU_OK);
+  if (st == GPU_OK) return 1;
+  lua_pushstring(L, gpu_last_error());
+  return 2;
+}
+
+int tb_lib_version(lua_State *L, gpu_status (*version)(size_t *version, char *path, size_t path_len)) {
+  size_t v = 0;
+  char path[1024];
+  tb_check_gpu(L, version(&v, path, sizeof path));
+  lua_createtable(L, 0, 2);
+  lua_pushinteger(L, (lua_Integer)v);
+  lua_setfield(L, -2, "version");
+  lua_pushstring(L, path);
+  lua_setfield(L, -2, "path");
+  return 1;
+}
