@@ -9,6 +9,7 @@ local execute = require("tilebench.execute")
 local rundir = require("tilebench.rundir")
 local journal = require("tilebench.journal")
 local sys = require("tb.sys")
+local SEARCH = require("tilebench.search").DEFAULTS -- the search's defaults, named in the help
 
 local M = {}
 
@@ -42,11 +43,13 @@ M.spec = {
   { name = "autotune-search", type = "string", choices = { "halving", "exhaustive" },
     desc = "autotune search: screen every valid candidate briefly and time the best few fully (halving, the default), or time every one fully (exhaustive)" },
   { name = "autotune-finalists", type = "integer", metavar = "N", validate = positive,
-    desc = "halving: candidates in the final rung, ranked by a screen of at least 45 samples each (default 3)" },
+    desc = string.format("halving: candidates in the final rung, ranked by a screen of at least %d samples each (default %d)",
+      SEARCH.final_samples, SEARCH.finalists) },
   { name = "autotune-full", type = "integer", metavar = "N", validate = positive,
-    desc = "halving: the best N finalists by that screen get the full protocol (default 1)" },
+    desc = string.format("halving: the best N finalists by that screen get the full protocol (default %d)", SEARCH.full_n) },
   { name = "autotune-budget", type = "integer", metavar = "N", validate = positive,
-    desc = "halving: samples the screens may take in all, per case and implementation (default 3000)" },
+    desc = string.format("halving: samples the screens may take in all, per case and implementation (default %d)",
+      SEARCH.budget) },
   { name = "autotune-from", type = "string", metavar = "RUN", validate = from_ok,
     desc = "seed each autotune search with the winners of an earlier run (run id or run directory)" },
   { name = "no-precompile", type = "flag", desc = "skip the precompile phase (kernels then compile in the workers, inside each case's limit)" },
