@@ -59,6 +59,10 @@ grep -q 'defines no kernel vector_add_cuda' "$tmp/v.json" || fail "misnamed reas
 "$TILEBENCH" eval --operator vector_add --impl "$fx/side_stream.cu" --cases first > "$tmp/v.txt"; rc=$?
 [ $rc -eq 4 ] || fail "side_stream exit $rc"
 grep -q 'cudaStreamCreateWithFlags" is undefined' "$tmp/v.txt" || fail "side_stream log: $(cat "$tmp/v.txt")"
+# a kernel that hands the work to cuBLASLt: a host function, which NVRTC's device-only code cannot call
+"$TILEBENCH" eval --operator vector_add --impl "$fx/calls_cublaslt.cu" --cases first > "$tmp/v.txt"; rc=$?
+[ $rc -eq 4 ] || fail "calls_cublaslt exit $rc"
+grep -q 'calls_cublaslt.cu(8): error: .*host functions are not allowed' "$tmp/v.txt" || fail "calls_cublaslt log: $(cat "$tmp/v.txt")"
 
 # a Triton file that imports torch: refused before it is compiled (no triton needed)
 "$TILEBENCH" eval --operator vector_add --impl "$fx/torch_delegating.py" --json > "$tmp/v.json"; rc=$?
