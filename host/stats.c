@@ -88,7 +88,7 @@ double tb_running_noise(const tb_running *r) {
 
 const char *tb_stop_reason_name(tb_stop_reason r) {
   static const char *const names[] = {"continue", "repeat", "converged", "timeout", "max_samples",
-                                      "noise_plateau"};
+                                      "noise_plateau", "exposure"};
   return (unsigned)r < sizeof names / sizeof names[0] ? names[r] : "unknown";
 }
 

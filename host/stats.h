@@ -39,7 +39,8 @@ typedef enum tb_stop_reason {
   TB_STOP_CONVERGED,   /* adaptive: noise under max_noise with min_samples and min_time */
   TB_STOP_TIMEOUT,     /* wall-clock limit */
   TB_STOP_MAX_SAMPLES, /* adaptive: the sample cap */
-  TB_STOP_PLATEAU      /* adaptive: noise above max_noise but no longer falling (nvbench) */
+  TB_STOP_PLATEAU,     /* adaptive: noise above max_noise but no longer falling (nvbench) */
+  TB_STOP_EXPOSURE     /* adaptive, a capped or heavy load: its fixed exposure (capped_exposure) is over */
 } tb_stop_reason;
 const char *tb_stop_reason_name(tb_stop_reason r); /* "repeat", "converged", "timeout", ... */
 

@@ -42,6 +42,10 @@ typedef struct measure {
   const gpu_power *pw;
   size_t batch_reads, batch_capped;
   double batch_cap, last_read;
+  double batch_power_max;    /* the highest power this batch read (W; < 0: none) */
+  double limit_w;            /* the enforced power limit (0: unknown) */
+  int heavy;                 /* the load drew heavy_power of the limit, or ran capped: capped_exposure applies */
+  double exposed;            /* GPU busy seconds of the sampling batches so far */
   double *pw_w, *pw_mhz;     /* every reading while sampling (power, NVML SM clock) */
   size_t n_pw, cap_pw;
   int stopped;               /* no more batches */

@@ -297,17 +297,39 @@ static gpu_status step(measure *m, const tb_stop_rule *rule, double t_start, dou
     n = 1;
     power_cooldown(m);
   }
+  /* A load on a fixed exposure takes no more samples than the exposure has left. */
+  if (m->heavy && m->est_busy > 0) {
+    double left = m->o.capped_exposure - m->exposed;
+    size_t g = m->group > 1 ? m->group : 1, fit = left > m->est_busy ? (size_t)ceil(left / m->est_busy) : 1;
+    fit = (fit + g - 1) / g * g;
+    if (n > fit) n = fit;
+  }
   choose_probe_stride(m, m->est_busy);
   double b = 0;
   PASS(run_batch(m, n, 1, m->est_busy * (double)n, &b, &m->est_wall));
   if (b > 0) m->est_busy = b;
+  m->exposed += (b > 0 ? b : m->est_busy) * (double)n;
   double wall = measure_wall_now() - t_start;
   /* Under a power or thermal cap (the power source says so, or the load sustains a clock under
    * the throttle threshold) the time may converge while the clock still moves: wait for both. */
   int capped = !cold && (m->sustained || m->batch_cap > 0);
   m->r->clock_settled = tb_clock_settled(m->clk, m->busy, m->n, m->o.settle_window, m->o.settle_tol);
-  m->reason = tb_stop_decide_clock(rule, &m->run, wall, capped, m->r->clock_settled);
-  if (m->reason != tb_stop_decide(rule, &m->run, wall)) m->r->settle_waits++;
+  /* capped_exposure: a load found capped, or drawing heavy_power of the limit, is sampled for a
+   * fixed GPU time instead, the same for every implementation of the case: under the cap the
+   * clock keeps sliding for seconds (docs/MEASUREMENT.md), so "settled" would otherwise mean
+   * "whenever the timeout comes" for one implementation and "after 10 samples" for another. */
+  if (!m->heavy && !cold && m->o.capped_exposure > 0 && measure_modes[m->o.mode].adaptive &&
+      (capped || (m->limit_w > 0 && m->batch_power_max >= m->o.heavy_power * m->limit_w)))
+    m->heavy = 1;
+  if (m->heavy) {
+    m->reason = m->exposed >= m->o.capped_exposure * (1 - 1e-9) ? TB_STOP_EXPOSURE
+                : rule->max_samples > 0 && m->run.n >= rule->max_samples ? TB_STOP_MAX_SAMPLES
+                : rule->timeout_s > 0 && wall >= rule->timeout_s ? TB_STOP_TIMEOUT
+                : TB_STOP_CONTINUE;
+  } else {
+    m->reason = tb_stop_decide_clock(rule, &m->run, wall, capped, m->r->clock_settled);
+    if (m->reason != tb_stop_decide(rule, &m->run, wall)) m->r->settle_waits++;
+  }
   /* Every sample so far ran under the threshold: that is the clock this load sustains, not a
    * passing throttle, and waiting for the timeout would not change it. Give up now; the
    * caller decides (the runner re-measures with the filter off and says so). */
@@ -332,6 +354,8 @@ static void finish(measure *m, tb_stop_reason reason) {
     m->n = j;
   }
   if (!measure_modes[m->o.mode].adaptive && m->n > (size_t)m->o.repeat) m->n = (size_t)m->o.repeat;
+  r->exposure = m->heavy;
+  r->exposed_s = m->exposed;
   r->throttle_filter = !m->probe_fn ? "off" : m->o.reading == 1 ? "cold" : m->sustained ? "sustained" : "on";
   r->clock = m->cupti ? "cupti" : "events";
   r->graph = m->graph != NULL;

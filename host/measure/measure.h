@@ -47,6 +47,8 @@ typedef struct measure_opts {
   double cooldown_max;  /* seconds a cool-down may last */
   double settle_window, settle_tol; /* the clock-settle rule under a cap (tb_clock_settled) */
   int power;            /* read the power source around each batch (power.c) */
+  double capped_exposure; /* seconds of GPU time a capped or heavy load is sampled for (0: off) */
+  double heavy_power;   /* share of the power limit from which a load is heavy */
 } measure_opts;
 
 typedef struct measure_opt_desc {
@@ -184,6 +186,9 @@ typedef struct measure_result {
   int clock_settled;              /* the clock had settled when the measurement stopped */
   size_t settle_waits;            /* batches after a stop the unsettled clock held back */
   size_t rounds;                  /* interleaved: rounds this measurement took part in */
+  int exposure;                   /* the fixed exposure applied (capped_exposure > 0 and the load was
+                                     capped or heavy) */
+  double exposed_s;               /* GPU busy seconds of the samples taken (all, kept or not) */
 } measure_result;
 
 /* Measures env->work under o. GPU_OK with r filled (r->code says whether samples were kept);

@@ -14,7 +14,7 @@ const measure_opts measure_default_opts = {
   .flush_tlb_bytes = 0, .graph = 1, .graph_group = 0, .group_events = 0, .clock = 0, .clock_check = 1,
   .sustained_clock = 1, .throttle_threshold = 0.90, .clock_window_ns = 2000, .clock_interval = 0.005,
   .sync_timeout = 60, .conditions = 2 /* sequential: the declared default */, .reading = 0, .cooldown_max = 5, .settle_window = 0.25, .settle_tol = 0.01,
-  .power = 1};
+  .power = 1, .capped_exposure = 0, .heavy_power = 0.6};
 
 #define OFF(f) offsetof(measure_opts, f)
 const measure_opt_desc measure_options[] = {
@@ -87,6 +87,15 @@ const measure_opt_desc measure_options[] = {
    "mean SM clocks must agree within settle_tol before the time may stop (0: off)"},
   {"settle_tol", MEASURE_OPT_NUMBER, OFF(settle_tol), NULL, 0, 1, "0.01",
    "the relative difference of the two windows' mean SM clocks under which the clock has settled"},
+  {"capped_exposure", MEASURE_OPT_NUMBER, OFF(capped_exposure), NULL, 0, 3600, "0",
+   "adaptive, sustained reading: a load that runs under a power or thermal cap, or draws heavy_power "
+   "of the power limit, is sampled for exactly this many seconds of GPU time after its warm-up and "
+   "then stops (stop reason 'exposure'), converged or not, so every such implementation of a case "
+   "gets the same exposure and none runs to the timeout (0: off; the noise and clock-settle rules "
+   "decide)"},
+  {"heavy_power", MEASURE_OPT_NUMBER, OFF(heavy_power), NULL, 0, 1, "0.6",
+   "capped_exposure: the share of the power limit a batch's highest reading must reach for the load "
+   "to count as heavy"},
 };
 const size_t measure_n_options = sizeof measure_options / sizeof measure_options[0];
 

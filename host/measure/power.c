@@ -51,8 +51,13 @@ void power_setup(measure *m) {
   char saved[2048], api[64]; /* the measurement's own last error is not ours to replace */
   snprintf(saved, sizeof saved, "%s", gpu_last_error());
   snprintf(api, sizeof api, "%s", gpu_last_error_api());
-  if (pw->open(m->props) == GPU_OK) m->pw = pw;
-  else drop_source(m, gpu_last_error());
+  if (pw->open(m->props) == GPU_OK) {
+    m->pw = pw;
+    double w = 0; /* the limit is optional: without it, only a cap makes a load heavy */
+    if (pw->limit_w != NULL && pw->limit_w(&w) == GPU_OK && w > 0) m->limit_w = w;
+  } else {
+    drop_source(m, gpu_last_error());
+  }
   gpu_set_api_error(GPU_OK, api, "%s", saved);
 }
 
@@ -74,6 +79,7 @@ static void take(measure *m) {
   if (!read_one(m, &rd)) return;
   m->batch_reads++;
   if (rd.reasons & GPU_CAP_ANY) m->batch_capped++;
+  if (rd.power_w > m->batch_power_max) m->batch_power_max = rd.power_w;
   m->r->cap_reasons |= rd.reasons & GPU_CAP_ANY;
   if (m->n_pw == m->cap_pw) {
     size_t cap = m->cap_pw ? 2 * m->cap_pw : 64;
@@ -91,6 +97,7 @@ static void take(measure *m) {
 
 void power_batch_begin(measure *m) {
   m->batch_reads = m->batch_capped = 0;
+  m->batch_power_max = -1;
   take(m);
 }
 

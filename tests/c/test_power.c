@@ -334,6 +334,56 @@ static void test_settle_in_engine(void) {
   measure_result_free(&r);
 }
 
+/* ---- capped_exposure: a capped or heavy load is sampled for a fixed GPU time ------------------ */
+static void test_exposure(void) {
+  measure_opts o = quick();
+  o.capped_exposure = 0.03;
+  o.throttle_threshold = 0; /* every sample kept: the rule under test is the exposure */
+  measure_result r;
+  struct {
+    gpu_power_reading rd;
+    int heavy;
+    const char *why;
+  } loads[] = {
+    {{.power_w = 600, .sm_clock_mhz = 1500}, 1, "600 W of a 700 W limit, no cap: heavy"},
+    {{.reasons = GPU_CAP_SW_POWER, .power_w = 300, .sm_clock_mhz = 1200}, 1, "under the power cap"},
+    {{.power_w = 300, .sm_clock_mhz = 1500}, 0, "300 W, no cap: light, the noise rule decides"},
+  };
+  for (size_t i = 0; i < sizeof loads / sizeof loads[0]; i++) {
+    measure_env env = setup();
+    fake.power_reading = loads[i].rd;
+    CHECK(measure_run(&env, &o, &r) == GPU_OK && r.code == NULL, "%s: measured", loads[i].why);
+    if (loads[i].heavy) {
+      CHECK(r.exposure && strcmp(r.stop_reason, "exposure") == 0, "%s: exposure %d stop %s", loads[i].why, r.exposure,
+            r.stop_reason);
+      /* work_a is 100 us and each sample adds an eviction: the last batch may pass the exposure by one sample */
+      CHECK(r.exposed_s >= 0.03 && r.exposed_s < 0.03 + 0.0002, "%s: exposed %g s", loads[i].why, r.exposed_s);
+      /* the measurement's GPU busy time adds the clock probes to the samples' time */
+      CHECK(r.gpu_busy_s >= r.exposed_s && r.gpu_busy_s < 1.02 * r.exposed_s, "%s: busy %g s, exposed %g s",
+            loads[i].why, r.gpu_busy_s, r.exposed_s);
+    } else {
+      CHECK(!r.exposure && strcmp(r.stop_reason, "converged") == 0 && r.exposed_s < 0.03, "%s: exposure %d stop %s "
+            "exposed %g s", loads[i].why, r.exposure, r.stop_reason, r.exposed_s);
+    }
+    measure_result_free(&r);
+  }
+  /* off (the default): the same heavy load stops by the noise rule */
+  measure_env env = setup();
+  fake.power_reading = loads[0].rd;
+  o.capped_exposure = 0;
+  CHECK(measure_run(&env, &o, &r) == GPU_OK && r.code == NULL && !r.exposure &&
+        strcmp(r.stop_reason, "converged") == 0, "off: stop %s", r.stop_reason);
+  measure_result_free(&r);
+  /* a heavy load whose exposure the timeout cuts: the timeout says so */
+  env = setup();
+  fake.power_reading = loads[0].rd;
+  o.capped_exposure = 1000;
+  o.timeout = 0.2;
+  CHECK(measure_run(&env, &o, &r) == GPU_OK && r.code == NULL && r.exposure && strcmp(r.stop_reason, "timeout") == 0,
+        "cut by the timeout: stop %s", r.stop_reason);
+  measure_result_free(&r);
+}
+
 int main(void) {
   test_nvml_missing();
   test_source_absent();
@@ -344,6 +394,7 @@ int main(void) {
   test_cold();
   test_interleave_order();
   test_settle_in_engine();
+  test_exposure();
   measure_cache_free(&cache, NULL);
   fake_reset();
   if (failures) fprintf(stderr, "%d check(s) failed\n", failures);
