@@ -4,9 +4,14 @@ call's kernel intervals from CUPTI, through torch.profiler; median over the samp
 with the torch_ms tilebench reported for the same case (issue 15's check that the embedding adds
 nothing to the timed interval: target within 5 %).
 
-usage: python3 crosscheck.py CASES.json TILEBENCH_CSV_DIR OUT_PREFIX [--repeat N] [--warmup N]
+usage: python3 crosscheck.py CASES.json TILEBENCH_CSV_DIR[,DIR...] OUT_PREFIX [--python-times F[,F...]]
+                              [--repeat N] [--warmup N]
+       python3 crosscheck.py CASES.json --time-only OUT.json [--repeat N] [--warmup N]
   CASES.json: bench/torch/cases.lua's output; TILEBENCH_CSV_DIR: results/<gpu>/csv of a
-  `tilebench run --impl torch --cases first` run. Writes OUT_PREFIX.csv and OUT_PREFIX.md."""
+  `tilebench run --impl torch --cases first` run. Writes OUT_PREFIX.csv and OUT_PREFIX.md.
+  Rounds (crosscheck.sh): each side's time of a case is the median of its per-round medians, the
+  tilebench runs and the Python passes (--time-only) alternating, so that run-to-run differences
+  (clocks, where the buffers land) do not decide a 2 us kernel's comparison."""
 import argparse
 import csv
 import importlib.util
@@ -111,31 +116,67 @@ def time_case(c, repeat, warmup, flush_buf):
     return statistics.median(samples), per_call
 
 
+def case_key(c):
+    return "%s|%s|%s" % (c["operator"], c["dtype"], c["case_id"])
+
+
+def tilebench_ms(csv_dir, c):
+    path = os.path.join(csv_dir, c["operator"] + "_default.csv")
+    if os.path.exists(path):
+        for r in csv.DictReader(open(path)):
+            if r.get("params") == c["case_id"] and r.get("dtype") in (c["dtype"], c["dtype"].replace("fp8_e4m3", "fp8_e4m3fn")):
+                return float(r["torch_ms"]) if r.get("torch_ms") else None
+    return None
+
+
+def median_of(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def time_all(cases, a, flush_buf):
+    """{case key: {"ms", "kernels", "error"}} for every case, each timed once in this process."""
+    out = {}
+    for c in cases:
+        try:
+            ms, nk = time_case(c, a.repeat, a.warmup, flush_buf)
+            out[case_key(c)] = {"ms": ms, "kernels": nk, "error": ""}
+        except Exception as e:  # one case's failure is reported in its row, the others still run
+            out[case_key(c)] = {"ms": None, "kernels": None, "error": str(e).splitlines()[0][:120]}
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("cases")
-    ap.add_argument("csv_dir")
-    ap.add_argument("out")
+    ap.add_argument("csv_dirs", nargs="?", help="comma-separated: each side's time is the median over them")
+    ap.add_argument("out", nargs="?")
+    ap.add_argument("--time-only", metavar="OUT.json", help="only time the cases here and write them")
+    ap.add_argument("--python-times", help="comma-separated --time-only files, used instead of timing now")
     ap.add_argument("--repeat", type=int, default=500)
     ap.add_argument("--warmup", type=int, default=20)
     a = ap.parse_args()
     cases = json.load(open(a.cases))
+    if a.time_only is None and (a.csv_dirs is None or a.out is None):
+        ap.error("CSV_DIR and OUT_PREFIX are needed unless --time-only")
     torch.backends.cuda.matmul.allow_tf32 = True
-    l2 = torch.cuda.get_device_properties(0).L2_cache_size
-    flush_buf = torch.empty(2 * l2 // 4, dtype=torch.float32, device="cuda").fill_(1)
+    flush_buf = None
+    if a.time_only or not a.python_times:
+        l2 = torch.cuda.get_device_properties(0).L2_cache_size
+        flush_buf = torch.empty(2 * l2 // 4, dtype=torch.float32, device="cuda").fill_(1)
+    if a.time_only:
+        with open(a.time_only, "w") as f:
+            json.dump(time_all(cases, a, flush_buf), f)
+        return
+    rounds = [json.load(open(p)) for p in a.python_times.split(",")] if a.python_times else [time_all(cases, a, flush_buf)]
+    csv_dirs = a.csv_dirs.split(",")
     rows = []
     for c in cases:
-        tb_ms = None
-        path = os.path.join(a.csv_dir, c["operator"] + "_default.csv")
-        if os.path.exists(path):
-            for r in csv.DictReader(open(path)):
-                if r.get("params") == c["case_id"] and r.get("dtype") in (c["dtype"], c["dtype"].replace("fp8_e4m3", "fp8_e4m3fn")):
-                    tb_ms = float(r["torch_ms"]) if r.get("torch_ms") else None
-        try:
-            py_ms, nk = time_case(c, a.repeat, a.warmup, flush_buf)
-            err = ""
-        except Exception as e:  # one case's failure is reported in its row, the others still run
-            py_ms, nk, err = None, None, str(e).splitlines()[0][:120]
+        tb_ms = median_of([tilebench_ms(d, c) for d in csv_dirs])
+        got = [r.get(case_key(c), {}) for r in rounds]
+        py_ms = median_of([g.get("ms") for g in got])
+        nk = next((g["kernels"] for g in got if g.get("kernels") is not None), None)
+        err = "" if py_ms is not None else next((g.get("error") for g in got if g.get("error")), "not timed")
         diff = (tb_ms / py_ms - 1) * 100 if tb_ms and py_ms else None
         rows.append({"operator": c["operator"], "dtype": c["dtype"], "case": c["case_id"], "kernels": nk,
                      "tilebench_ms": tb_ms, "python_cupti_ms": py_ms, "diff_pct": diff,
@@ -148,8 +189,9 @@ def main():
         w.writeheader()
         w.writerows(rows)
     with open(a.out + ".md", "w") as f:
-        f.write("torch %s (CUDA %s), python %s, %s\n\n" % (torch.__version__, torch.version.cuda,
-                sys.version.split()[0], torch.cuda.get_device_name(0)))
+        f.write("torch %s (CUDA %s), python %s, %s; each side the median of %d tilebench run(s) and %d "
+                "Python pass(es)\n\n" % (torch.__version__, torch.version.cuda, sys.version.split()[0],
+                                          torch.cuda.get_device_name(0), len(csv_dirs), len(rounds)))
         f.write("| operator | dtype | case | kernels | tilebench torch ms | python CUPTI ms | diff | within 5 % |\n")
         f.write("|---|---|---|---|---|---|---|---|\n")
         for r in rows:

@@ -14,11 +14,21 @@ mkdir -p "$OUT"
 [ -n "$OPS" ] || OPS=$(ls "$HERE/../../operators" | grep -v '^_' | tr '\n' ',' | sed 's/,$//')
 opflag=(--operator "$OPS")
 "$TB" script "$HERE/cases.lua" ${OPS//,/ } > "$OUT/cases.json" || exit 1
-TILEBENCH_RESULTS_DIR="$OUT/eager" "$TB" run "${opflag[@]}" --impl torch --cases first --gpu xcheck \
-  --no-graph --quiet || echo "tilebench eager run exited $?"
+# ROUNDS (default 3) eager tilebench runs and Python passes, alternating; each side's time of a
+# case is the median of its rounds (crosscheck.py says why)
+ROUNDS=${ROUNDS:-3}
+eager_dirs="" py_files=""
+for r in $(seq 1 "$ROUNDS"); do
+  TILEBENCH_RESULTS_DIR="$OUT/eager$r" "$TB" run "${opflag[@]}" --impl torch --cases first --gpu xcheck \
+    --no-graph --quiet || echo "tilebench eager run $r exited $?"
+  python3 "$HERE/crosscheck.py" "$OUT/cases.json" --time-only "$OUT/python$r.json" || echo "python pass $r exited $?"
+  eager_dirs="$eager_dirs${eager_dirs:+,}$OUT/eager$r/xcheck/csv"
+  [ -f "$OUT/python$r.json" ] && py_files="$py_files${py_files:+,}$OUT/python$r.json"
+done
+[ -n "$py_files" ] || { echo "no Python pass finished"; exit 1; }
 TILEBENCH_RESULTS_DIR="$OUT/graph" "$TB" run "${opflag[@]}" --impl torch --cases first --gpu xcheck \
   --quiet || echo "tilebench graph run exited $?"
-python3 "$HERE/crosscheck.py" "$OUT/cases.json" "$OUT/eager/xcheck/csv" "$OUT/crosscheck" || exit 1
-python3 "$HERE/crosscheck.py" "$OUT/cases.json" "$OUT/graph/xcheck/csv" "$OUT/crosscheck_graph" --repeat 250 || true
+python3 "$HERE/crosscheck.py" "$OUT/cases.json" "$eager_dirs" "$OUT/crosscheck" --python-times "$py_files" || exit 1
+python3 "$HERE/crosscheck.py" "$OUT/cases.json" "$OUT/graph/xcheck/csv" "$OUT/crosscheck_graph" --python-times "$py_files" || true
 cat "$OUT/crosscheck.md"
 echo "(graph mode against the same plain-Python eager times: $OUT/crosscheck_graph.md)"
