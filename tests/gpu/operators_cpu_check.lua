@@ -20,6 +20,8 @@
 -- flash_decode gets b_seqlen values other than the generator's (0, negative, past the allocation,
 -- partial blocks); flash_decode's and linear_self_attention's plans, which keep state on the device
 -- (counters, a workspace), are run three times and must still verify.
+-- Issue 18's stencils (jacobi_stencil_2d ...; docs/STENCILS.md) are compared with the CPU bit for
+-- bit where it emulates every rounding, and also run their `triton` default.
 -- Exits 77 (skipped) where no device is present.
 -- usage: tilebench script tests/gpu/operators_cpu_check.lua [--compile-only] [OPERATOR ...]
 --   --compile-only: no device needed; compiles every kernel the check would run into the NVRTC
@@ -599,6 +601,28 @@ function cpu.streamk_matmul(c, h)
   return out
 end
 
+-- ---- issue 18's stencils (docs/STENCILS.md) ------------------------------------------------
+-- jacobi_stencil_2d: boundary rows and columns copied; interior ((up + down) + left) + right,
+-- each sum rounded to the dtype, then * 0.25 rounded (PyTorch eager).
+function cpu.jacobi_stencil_2d(c, h)
+  local rows, cols = c.params.rows, c.params.cols or c.params.rows
+  local x, out, dt = h.input, {}, c.dtype
+  for r = 0, rows - 1 do
+    for j = 0, cols - 1 do
+      local i = r * cols + j + 1
+      if r == 0 or r == rows - 1 or j == 0 or j == cols - 1 then
+        out[i] = x[i]
+      else
+        local t = round_to(dt, x[i - cols] + x[i + cols])
+        t = round_to(dt, t + x[i - 1])
+        t = round_to(dt, t + x[i + 1])
+        out[i] = round_to(dt, 0.25 * t)
+      end
+    end
+  end
+  return out
+end
+
 -- ---- small cases: odd sizes for tails, rows shorter and longer than one warp covers ---------
 -- exact = true: the CPU implementation emulates every rounding of the reference, which must then
 -- agree bit for bit (atol = rtol = 0), not merely within the output dtype's tolerance.
@@ -720,6 +744,13 @@ local CASES = {
   streamk_matmul = { dtypes = { "fp16", "bf16", "fp32" }, cpu_tol = { 1e-2, 1e-2 },
                      params = { { m = 37, n = 40, k = 48 }, { m = 130, n = 264, k = 520 }, { m = 300, n = 136, k = 1000 },
                                 { m = 256, n = 512, k = 128 }, { m = 33, n = 37, k = 29 }, { m = 1, n = 8, k = 8 } } },
+  -- one row, one column, 2 x 2 (no interior), odd shapes (one element a thread), shapes whose
+  -- cols take 16-byte vectors (1000: fp32 and fp16 alike) with partial warps and blocks, the
+  -- grid's first case, and strips of several rows a block with tails (the ROWS spread)
+  jacobi_stencil_2d = { dtypes = { "fp16", "bf16", "fp32" }, exact = true,
+                        params = { { rows = 1, cols = 9 }, { rows = 7, cols = 1 }, { rows = 2 }, { rows = 5, cols = 7 },
+                                   { rows = 37, cols = 1000 }, { rows = 130, cols = 1030 }, { rows = 512 },
+                                   { rows = 301, cols = 264 }, { rows = 3, cols = 4104 } } },
 }
 local ORDER = { "vector_add", "mul2", "relu", "sigmoid", "swiglu", "softmax", "layernorm", "rmsnorm",
                 "mean_reduction", "argmax",
@@ -891,6 +922,8 @@ local TRITON_DEFAULT = { l2_norm = true, cross_entropy = true, kl_divergence = t
                          linear_self_attention = true, flash_attention = true, block_sparse_attention = true }
 -- issue 16's matmuls (docs/MATMUL.md)
 TRITON_DEFAULT.matmul_int8, TRITON_DEFAULT.streamk_matmul = true, true
+-- issue 18's stencils
+TRITON_DEFAULT.jacobi_stencil_2d = true
 
 local function check_triton_default(op, c, ctx, ins, refs, where)
   local spec = op.module.implementations.triton
@@ -968,6 +1001,8 @@ ORDER[#ORDER + 1] = "flash_decode"
 ORDER[#ORDER + 1] = "linear_self_attention"
 ORDER[#ORDER + 1] = "flash_attention"
 ORDER[#ORDER + 1] = "block_sparse_attention"
+-- issue 18's stencils (docs/STENCILS.md)
+ORDER[#ORDER + 1] = "jacobi_stencil_2d"
 
 -- The default implementations, plus triton where it imports (the checks of stated rules run it too).
 local function with_triton(op, where)
