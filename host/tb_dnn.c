@@ -1,5 +1,6 @@
 /* tb_dnn.c: luaopen_tb_dnn, the vendor DNN library's graphs as launch-plan steps (cuDNN's batch
- * norm: batch_normalization's `lib`). The library work is in gpu/dnn.c and gpu/cuda_dnn*.c.
+ * norm: batch_normalization's `lib`; its fused attention: flash_attention's `lib`). The library
+ * work is in gpu/dnn.c and gpu/cuda_dnn*.c.
  *
  * Lua API
  *   tb.dnn.available()       -> true | false, message (cuDNN absent: every place searched)
@@ -9,6 +10,10 @@
  *       and bias (C) in one float dtype, mean and inv_var (C) fp32 (the saved statistics).
  *   tb.dnn.batchnorm{n=, c=, dtype=, param_dtype=, eps=}   -> op, a probe: the engine cuDNN
  *       would run, without buffers (op:run raises). Raises a tb.error when cuDNN has no engine.
+ *   tb.dnn.sdpa{q=, k=, v=, o=, scale=, causal=}  -> op: attention forward (inference), o =
+ *       softmax(q k^T * scale [+ causal mask]) v per (b, h); q, k, v, o (B, H, S, D) contiguous, one
+ *       dtype (fp16 or bf16); causal (a boolean) lets query i attend keys j <= i.
+ *   tb.dnn.sdpa{b=, h=, s=, d=, dtype=, scale=, causal=}  -> op, a probe (as for batchnorm).
  *   op:run()             enqueue once on tilebench's stream (tb.launch.plan{{call = op}} replays it)
  *   op:engine()          {global_index =, knobs = {{type =, value =}, ...}, knobs_text = "3=1 ...",
  *                         choice = 1-based rank in the heuristic's list, candidates =, workspace_bytes =}
@@ -111,34 +116,36 @@ static int m_tostring(lua_State *L) {
 
 /* ---- argument table ------------------------------------------------------------------------ */
 
-static dnn_type to_dnn_type(lua_State *L, const char *key, tb_dtype d) {
+/* The function whose argument table is being read, for messages ("tb.dnn.batchnorm"). */
+static const char *fn_name = "tb.dnn";
+
+static dnn_type to_dnn_type(lua_State *L, const char *key, tb_dtype d, int sixteen_only) {
   switch (d) {
-    case TB_FP32: return DNN_F32;
+    case TB_FP32: if (!sixteen_only) return DNN_F32; break;
     case TB_FP16: return DNN_F16;
     case TB_BF16: return DNN_BF16;
-    default:
-      luaL_error(L, "tb.dnn.batchnorm: '%s' has dtype %s; batch norm takes fp32, fp16 or bf16", key,
-                 tb_dtypes[d].name);
+    default: break;
   }
+  luaL_error(L, "%s: '%s' has dtype %s; %s", fn_name, key, tb_dtypes[d].name,
+             sixteen_only ? "attention takes fp16 or bf16" : "batch norm takes fp32, fp16 or bf16");
   return DNN_F32;
 }
 
-static dnn_type named_type(lua_State *L, const char *key) {
+static dnn_type named_type(lua_State *L, const char *key, int sixteen_only) {
   if (lua_getfield(L, 1, key) != LUA_TSTRING)
-    luaL_error(L, "tb.dnn.batchnorm: field '%s' must be a dtype name (got %s)", key, luaL_typename(L, -1));
+    luaL_error(L, "%s: field '%s' must be a dtype name (got %s)", fn_name, key, luaL_typename(L, -1));
   const char *name = lua_tostring(L, -1);
   int d = tb_dtype_from_name(name);
-  if (d < 0) luaL_error(L, "tb.dnn.batchnorm: field '%s': unknown dtype '%s'", key, name);
+  if (d < 0) luaL_error(L, "%s: field '%s': unknown dtype '%s'", fn_name, key, name);
   lua_pop(L, 1);
-  return to_dnn_type(L, key, (tb_dtype)d);
+  return to_dnn_type(L, key, (tb_dtype)d, sixteen_only);
 }
 
 static int64_t field_int(lua_State *L, const char *key) {
   lua_getfield(L, 1, key);
   int isint = 0;
   int64_t v = (int64_t)lua_tointegerx(L, -1, &isint);
-  if (!isint) luaL_error(L, "tb.dnn.batchnorm: field '%s' must be an integer (got %s)", key,
-                         luaL_typename(L, -1));
+  if (!isint) luaL_error(L, "%s: field '%s' must be an integer (got %s)", fn_name, key, luaL_typename(L, -1));
   lua_pop(L, 1);
   return v;
 }
@@ -147,9 +154,22 @@ static int64_t field_int(lua_State *L, const char *key) {
 static tb_tensor *field_tensor(lua_State *L, const char *key) {
   lua_getfield(L, 1, key);
   tb_tensor *t = tb_test_tensor(L, -1);
-  if (t == NULL) luaL_error(L, "tb.dnn.batchnorm: field '%s' must be a tensor (got %s)", key,
-                            luaL_typename(L, -1));
+  if (t == NULL) luaL_error(L, "%s: field '%s' must be a tensor (got %s)", fn_name, key, luaL_typename(L, -1));
   return t;
+}
+
+/* The graph's userdata on top of the stack, keeping the n values at stack 2 .. n + 1 (the
+ * tensors) alive while it lives; created empty, so an error in create leaves a closed object. */
+static lua_dnn_graph *new_graph(lua_State *L, int n) {
+  lua_dnn_graph *u = lua_newuserdatauv(L, sizeof *u, n);
+  int idx = lua_gettop(L);
+  u->g = NULL;
+  luaL_setmetatable(L, DNN_GRAPH_MT);
+  for (int i = 0; i < n; i++) {
+    lua_pushvalue(L, 2 + i);
+    lua_setiuservalue(L, idx, i + 1);
+  }
+  return u;
 }
 
 static void check_numel(lua_State *L, const char *key, const tb_tensor *t, int64_t want) {
@@ -162,6 +182,7 @@ static const char *const buffer_keys[] = {"x", "scale", "bias", "y", "mean", "in
 #define N_BUFFERS 6
 
 static int l_batchnorm(lua_State *L) {
+  fn_name = "tb.dnn.batchnorm";
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
   dnn_batchnorm_desc d;
@@ -176,8 +197,8 @@ static int l_batchnorm(lua_State *L) {
   if (probe) {
     d.n = field_int(L, "n");
     d.c = field_int(L, "c");
-    d.x_type = named_type(L, "dtype");
-    d.param_type = named_type(L, "param_dtype");
+    d.x_type = named_type(L, "dtype", 0);
+    d.param_type = named_type(L, "param_dtype", 0);
     lua_pushnil(L); /* no buffers: keep the stack layout of the other branch */
     for (int i = 1; i < N_BUFFERS; i++) lua_pushnil(L);
   } else {
@@ -187,8 +208,8 @@ static int l_batchnorm(lua_State *L) {
       return luaL_error(L, "tb.dnn.batchnorm: x must be 2-d (N, C) (got %d dimensions)", t[0]->ndim);
     d.n = t[0]->shape[0];
     d.c = t[0]->shape[1];
-    d.x_type = to_dnn_type(L, "x", t[0]->dtype);
-    d.param_type = to_dnn_type(L, "scale", t[1]->dtype);
+    d.x_type = to_dnn_type(L, "x", t[0]->dtype, 0);
+    d.param_type = to_dnn_type(L, "scale", t[1]->dtype, 0);
     if (t[3]->dtype != t[0]->dtype)
       return luaL_error(L, "tb.dnn.batchnorm: y (%s) must have x's dtype (%s)", tb_dtypes[t[3]->dtype].name,
                         tb_dtypes[t[0]->dtype].name);
@@ -210,15 +231,64 @@ static int l_batchnorm(lua_State *L) {
     d.inv_var = tb_tensor_ptr(t[5]);
   }
   tb_gpu(L);
-  /* Created empty, then filled: an error below leaves a closed, collectable object. */
-  lua_dnn_graph *u = lua_newuserdatauv(L, sizeof *u, N_BUFFERS); /* 8 */
-  u->g = NULL;
-  luaL_setmetatable(L, DNN_GRAPH_MT);
-  for (int i = 0; i < N_BUFFERS; i++) {
-    lua_pushvalue(L, 2 + i);
-    lua_setiuservalue(L, 8, i + 1);
-  }
+  lua_dnn_graph *u = new_graph(L, N_BUFFERS);
   tb_check_gpu(L, dnn_batchnorm_create(&u->g, &d));
+  return 1;
+}
+
+static const char *const sdpa_keys[] = {"q", "k", "v", "o"};
+
+/* tb.dnn.sdpa{q=, k=, v=, o=, scale=, causal=} or, a probe, {b=, h=, s=, d=, dtype=, scale=, causal=} */
+static int l_sdpa(lua_State *L) {
+  fn_name = "tb.dnn.sdpa";
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_settop(L, 1);
+  dnn_sdpa_desc d;
+  memset(&d, 0, sizeof d);
+  lua_getfield(L, 1, "scale");
+  int isnum = 0;
+  d.scale = (float)lua_tonumberx(L, -1, &isnum);
+  if (!isnum) return luaL_error(L, "tb.dnn.sdpa: field 'scale' (a number) is required");
+  lua_pop(L, 1);
+  if (lua_getfield(L, 1, "causal") != LUA_TBOOLEAN)
+    return luaL_error(L, "tb.dnn.sdpa: field 'causal' (a boolean) is required (got %s)", luaL_typename(L, -1));
+  d.causal = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  int probe = lua_getfield(L, 1, "q") == LUA_TNIL;
+  lua_pop(L, 1);
+  if (probe) {
+    d.b = field_int(L, "b");
+    d.h = field_int(L, "h");
+    d.s = field_int(L, "s");
+    d.d = field_int(L, "d");
+    d.type = named_type(L, "dtype", 1);
+    for (int i = 0; i < 4; i++) lua_pushnil(L); /* no buffers: the other branch's stack layout */
+  } else {
+    tb_tensor *t[4];
+    for (int i = 0; i < 4; i++) t[i] = field_tensor(L, sdpa_keys[i]); /* stack 2..5 */
+    if (t[0]->ndim != 4)
+      return luaL_error(L, "tb.dnn.sdpa: q must be 4-d (B, H, S, D) (got %d dimensions)", t[0]->ndim);
+    for (int i = 1; i < 4; i++) {
+      int same = t[i]->ndim == 4 && t[i]->dtype == t[0]->dtype;
+      for (int k = 0; same && k < 4; k++) same = t[i]->shape[k] == t[0]->shape[k];
+      if (!same)
+        return luaL_error(L, "tb.dnn.sdpa: %s must have q's shape (%I, %I, %I, %I) and dtype %s", sdpa_keys[i],
+                          (lua_Integer)t[0]->shape[0], (lua_Integer)t[0]->shape[1], (lua_Integer)t[0]->shape[2],
+                          (lua_Integer)t[0]->shape[3], tb_dtypes[t[0]->dtype].name);
+    }
+    d.b = t[0]->shape[0];
+    d.h = t[0]->shape[1];
+    d.s = t[0]->shape[2];
+    d.d = t[0]->shape[3];
+    d.type = to_dnn_type(L, "q", t[0]->dtype, 1);
+    d.q = tb_tensor_ptr(t[0]);
+    d.k = tb_tensor_ptr(t[1]);
+    d.v = tb_tensor_ptr(t[2]);
+    d.o = tb_tensor_ptr(t[3]);
+  }
+  tb_gpu(L);
+  lua_dnn_graph *u = new_graph(L, 4);
+  tb_check_gpu(L, dnn_sdpa_create(&u->g, &d));
   return 1;
 }
 
@@ -243,6 +313,7 @@ static const luaL_Reg metamethods[] = {
 
 static const luaL_Reg functions[] = {
   {"batchnorm", l_batchnorm},
+  {"sdpa", l_sdpa},
   {"available", l_available},
   {"version", l_version},
   {NULL, NULL}

@@ -34,6 +34,13 @@ gpu_status dnn_batchnorm_create(dnn_graph **out, const dnn_batchnorm_desc *d) {
   return t ? t->batchnorm_create(out, d) : st;
 }
 
+gpu_status dnn_sdpa_create(dnn_graph **out, const dnn_sdpa_desc *d) {
+  gpu_status st;
+  const gpu_dnn *t = table(&st);
+  *out = NULL;
+  return t ? t->sdpa_create(out, d) : st;
+}
+
 /* The calls below take a dnn_graph, which only exists where create found a table. */
 gpu_status dnn_graph_run(dnn_graph *g, gpu_stream s) { return gpu_backend_get()->dnn->run(g, s); }
 void dnn_graph_engine(const dnn_graph *g, dnn_engine *e) { gpu_backend_get()->dnn->engine(g, e); }

@@ -1,4 +1,5 @@
-/* dnn.h: the vendor DNN library's graphs for the `lib` baselines (batch_normalization), as a
+/* dnn.h: the vendor DNN library's graphs for the `lib` baselines (batch_normalization,
+ * flash_attention), as a
  * table each backend fills (gpu_backend.dnn; CUDA: cuDNN's backend (graph) API in cuda_dnn.c,
  * the library opened with dlopen on first use by cuda_dnn_lib.c) and the dnn_* calls that
  * dispatch to the backend in use (dnn.c). No Lua header is included.
@@ -29,6 +30,18 @@ typedef struct dnn_batchnorm_desc {
   gpu_ptr x, scale, bias, y, mean, inv_var;
 } dnn_batchnorm_desc;
 
+/* Scaled dot-product attention forward (flash attention), inference: per (b, h),
+ * o = softmax(q k^T * scale [+ causal mask: query i attends keys j <= i]) v, with q, k, v and o
+ * (b, h, s, d) contiguous (row-major) in one 16-bit float type, fp32 accumulation, no statistics
+ * output. All pointers 0: a probe. */
+typedef struct dnn_sdpa_desc {
+  int64_t b, h, s, d;
+  dnn_type type; /* fp16 or bf16 */
+  int causal;
+  float scale;
+  gpu_ptr q, k, v, o;
+} dnn_sdpa_desc;
+
 typedef struct dnn_graph dnn_graph;
 
 #define DNN_MAX_KNOBS 44 /* cuDNN 9's knob types */
@@ -50,6 +63,7 @@ typedef struct gpu_dnn {
   gpu_status (*init)(void);
   gpu_status (*version)(size_t *version, char *path, size_t path_len);
   gpu_status (*batchnorm_create)(dnn_graph **out, const dnn_batchnorm_desc *d);
+  gpu_status (*sdpa_create)(dnn_graph **out, const dnn_sdpa_desc *d);
   gpu_status (*run)(dnn_graph *g, gpu_stream s);
   void (*engine)(const dnn_graph *g, dnn_engine *e);
   size_t (*describe)(const dnn_graph *g, char *buf, size_t len);
@@ -65,6 +79,8 @@ gpu_status dnn_version(size_t *version, char *path, size_t path_len);
  * (GPU_ERR_INVALID naming the case and the library's reasons when none does); with buffers,
  * allocates the workspace and binds them. *out is NULL on failure. */
 gpu_status dnn_batchnorm_create(dnn_graph **out, const dnn_batchnorm_desc *d);
+/* The same for attention (dnn_sdpa_desc). */
+gpu_status dnn_sdpa_create(dnn_graph **out, const dnn_sdpa_desc *d);
 /* Enqueues the graph on s (asynchronous); a plan step (tb_native_run_fn). */
 gpu_status dnn_graph_run(dnn_graph *g, gpu_stream s);
 void dnn_graph_engine(const dnn_graph *g, dnn_engine *e);

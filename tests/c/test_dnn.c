@@ -15,23 +15,12 @@
 #include "fake_backend.h"
 #include "gpu/cuda_dnn_lib.h"
 #include "gpu/dnn.h"
+#include "stub/stub_cudnn.h"
 
 #include "check.h"
 
 extern const gpu_dnn gpu_cuda_dnn;
 
-struct stub_cudnn_state {
-  int configs, refuse;
-  int create_status;
-  int live;
-  int executed;
-  void *stream;
-  int x_dtype, scale_dtype, mean_dtype;
-  int64_t x_dims[4], x_strides[4], scale_dims[4];
-  int eps_by_value;
-  float eps_seen;
-  char last_error[256];
-};
 static struct stub_cudnn_state *stub;
 
 static void absent_library(void) {
@@ -121,6 +110,15 @@ static void probe_records_the_engine(void) {
   CHECK(stub->x_dtype == 2 && stub->scale_dtype == 0 && stub->mean_dtype == 0, "types x %d scale %d mean %d",
         stub->x_dtype, stub->scale_dtype, stub->mean_dtype);
   CHECK(stub->eps_by_value, "epsilon is not by value");
+  CHECK(strcmp(stub->graph_text, "norm #0 #1 #2 #3 -> #4 #5 #6\n"
+                                 "#0 f16 [1000,1024,1,1] [1024,1,1024,1024]\n"
+                                 "#1 f32 [1,1024,1,1] [1024,1,1024,1024]\n"
+                                 "#2 f32 [1,1024,1,1] [1024,1,1024,1024]\n"
+                                 "#3 f32 [1,1,1,1] [1,1,1,1] by-value\n"
+                                 "#4 f16 [1000,1024,1,1] [1024,1,1024,1024]\n"
+                                 "#5 f32 [1,1024,1,1] [1024,1,1024,1024]\n"
+                                 "#6 f32 [1,1024,1,1] [1024,1,1024,1024]\n") == 0,
+        "the batch-norm graph is not the one meant:\n%s", stub->graph_text);
   dnn_engine e;
   gpu_cuda_dnn.engine(g, &e);
   CHECK(e.rank == 1 && e.n_candidates == 3 && e.global_index == 101, "rank %d of %d, engine %lld", e.rank,
@@ -148,9 +146,11 @@ static void bound_graph_runs(void) {
   dnn_graph *g = NULL;
   CHECK(gpu_cuda_dnn.batchnorm_create(&g, &d) == GPU_OK && g, "%s", gpu_last_error());
   if (!g) return;
-  CHECK(stub->eps_seen == 1e-3f, "the variant pack's epsilon is %g", (double)stub->eps_seen);
   CHECK(stub->x_dtype == 9 && stub->scale_dtype == 9, "bf16 is CUDNN_DATA_BFLOAT16");
   CHECK(gpu_cuda_dnn.run(g, (gpu_stream)0x1234) == GPU_OK, "%s", gpu_last_error());
+  CHECK(stub->n_scalars == 1 && stub->scalar_uid[0] == 3 && stub->scalar_value[0] == 1e-3f,
+        "the variant pack's epsilon: %d scalars, #%lld = %g", stub->n_scalars, (long long)stub->scalar_uid[0],
+        (double)stub->scalar_value[0]);
   CHECK(stub->executed == 1 && stub->stream == (void *)0x1234, "executed %d on %p", stub->executed, stub->stream);
   gpu_cuda_dnn.destroy(g);
   CHECK(stub->live == 0, "%d descriptors left", stub->live);

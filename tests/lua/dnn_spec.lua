@@ -3,8 +3,9 @@
 local dnn = require("tb.dnn")
 
 describe("tb.dnn", function()
-  it("exposes batchnorm, available and version", function()
+  it("exposes batchnorm, sdpa, available and version", function()
     assert.is_function(dnn.batchnorm)
+    assert.is_function(dnn.sdpa)
     assert.is_function(dnn.available)
     assert.is_function(dnn.version)
   end)
@@ -51,5 +52,31 @@ describe("tb.dnn", function()
     local ok, err = pcall(dnn.batchnorm, { x = 3, eps = 1e-5 })
     assert.is_false(ok)
     assert.matches("field 'x' must be a tensor %(got number%)", err)
+  end)
+
+  it("names an attention probe's missing or bad fields", function()
+    local base = function(over)
+      local t = { b = 2, h = 3, s = 64, d = 16, dtype = "fp16", scale = 0.25, causal = true }
+      for k, v in pairs(over) do t[k] = v end
+      return t
+    end
+    local cases = {
+      { { scale = "x" }, "tb.dnn.sdpa: field 'scale' %(a number%) is required" },
+      { { causal = 1 }, "tb.dnn.sdpa: field 'causal' %(a boolean%) is required %(got number%)" },
+      { { s = 1.5 }, "tb.dnn.sdpa: field 's' must be an integer %(got number%)" },
+      { { dtype = "fp32" }, "tb.dnn.sdpa: 'dtype' has dtype fp32; attention takes fp16 or bf16" },
+      { { dtype = "fp99" }, "tb.dnn.sdpa: field 'dtype': unknown dtype 'fp99'" },
+    }
+    for _, c in ipairs(cases) do
+      local ok, err = pcall(dnn.sdpa, base(c[1]))
+      assert.is_false(ok)
+      assert.matches(c[2], tostring(err))
+    end
+  end)
+
+  it("names an attention buffer that is not a tensor", function()
+    local ok, err = pcall(dnn.sdpa, { q = {}, scale = 0.25, causal = true })
+    assert.is_false(ok)
+    assert.matches("tb.dnn.sdpa: field 'q' must be a tensor %(got table%)", err)
   end)
 end)
