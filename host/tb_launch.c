@@ -22,6 +22,10 @@
  *   plan:steps() -> count      plan:kernels() -> kernel launches per run
  *   plan:describe() -> { {kind = "kernel", name, grid, block, smem, nargs} | {kind = "call", name}
  *                          | {kind = "copy", name, bytes} }
+ *   plan.note = "text" | nil   what the implementation wants its result row to say about the plan
+ *                             (flash_attention's and batch_normalization's `lib`: the engine cuDNN
+ *                             chose); runner.lua copies it into the row (raw results, CSV note_<impl>).
+ *                             The one field a plan takes; it is kept in the plan's user value.
  *   tostring(plan) */
 #include <float.h>
 #include <math.h>
@@ -546,6 +550,33 @@ static int l_tensormap(lua_State *L) {
   return 1;
 }
 
+/* plan.note, else the methods (upvalue 1). */
+static int plan_index(lua_State *L) {
+  luaL_checkudata(L, 1, TB_PLAN_MT);
+  const char *key = lua_tostring(L, 2);
+  if (key && strcmp(key, "note") == 0) {
+    lua_getiuservalue(L, 1, 1);
+    lua_getfield(L, -1, "note");
+    return 1;
+  }
+  lua_pushvalue(L, 2);
+  lua_gettable(L, lua_upvalueindex(1));
+  return 1;
+}
+
+static int plan_newindex(lua_State *L) {
+  luaL_checkudata(L, 1, TB_PLAN_MT);
+  const char *key = lua_tostring(L, 2);
+  if (!key || strcmp(key, "note") != 0)
+    return luaL_error(L, "tb.launch plan: only 'note' can be set (got %s)", key ? key : luaL_typename(L, 2));
+  if (!lua_isnil(L, 3) && lua_type(L, 3) != LUA_TSTRING)
+    return luaL_error(L, "tb.launch plan: note must be a string or nil (got %s)", luaL_typename(L, 3));
+  lua_getiuservalue(L, 1, 1);
+  lua_pushvalue(L, 3);
+  lua_setfield(L, -2, "note");
+  return 0;
+}
+
 static const luaL_Reg plan_methods[] = {
   {"run", plan_run}, {"steps", plan_steps}, {"kernels", plan_kernels}, {"describe", plan_describe},
   {"close", plan_gc}, {NULL, NULL}};
@@ -562,7 +593,10 @@ int luaopen_tb_launch(lua_State *L) {
   if (luaL_newmetatable(L, TB_PLAN_MT)) {
     luaL_setfuncs(L, plan_meta, 0);
     luaL_newlib(L, plan_methods);
+    lua_pushcclosure(L, plan_index, 1);
     lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, plan_newindex);
+    lua_setfield(L, -2, "__newindex");
   }
   lua_pop(L, 1);
   if (luaL_newmetatable(L, TB_SCALAR_MT)) {

@@ -24,7 +24,8 @@
 -- is not ok; empty when ok). A value that was not measured is an empty cell, never a guess.
 -- After those, columns <name>_<impl> from the rows' extra (results.extra_names, sorted): with a
 -- peaks file, rho_tilebench_, ceiling_gbs_, l2_near_ and l2_ratio_ (metrics.COLUMNS, issue 19),
--- the clock and power columns, and any metrics a campaign registered.
+-- the clock and power columns, note_ (a plan's note: the cuDNN engine a `lib` ran; only where a
+-- row has one), and any metrics a campaign registered.
 local util = require("tilebench.util")
 
 local M = {}

@@ -92,6 +92,7 @@ local ENTRY_TYPES = {
 }
 local ENTRY_FIELDS = {
   status = "a string", reason = "a string", config = "a string", case_id = "a string", category = "a string",
+  note = "a string",
   params = "an object", stats = "an object", samples = "a list of numbers",
   ms = "a number", latency_ms = "a number", gbs = "a number", tflops = "a number", bytes = "a number",
   flops = "a number", intensity = "a number", rho = "a number", speedup = "a number", elib = "a number",

@@ -25,8 +25,14 @@ function M.cases(rows, impls, dtype_order)
     end
     local reason = r.reason and r.reason:gsub("[\r\n]+", " ")
     if reason and #reason > 300 then reason = reason:sub(1, 297) .. "..." end
+    local extra = r.extra
+    if type(r.note) == "string" then -- the plan's note (runner.plan_note): column note_<impl>
+      extra = {}
+      for k, v in pairs(r.extra or {}) do extra[k] = v end
+      extra.note = r.note:gsub("[\r\n]+", " ")
+    end
     c.results[r.impl] = { ms = r.ms, speedup = r.speedup, rho = r.rho, elib = r.elib,
-                          status = r.status, reason = reason, extra = r.extra }
+                          status = r.status, reason = reason, extra = extra }
   end
   table.sort(list, function(a, b)
     if a.rank ~= b.rank then return a.rank < b.rank end
@@ -37,10 +43,15 @@ function M.cases(rows, impls, dtype_order)
 end
 
 -- The metrics a campaign registered that rows hold (row.extra; a metric's error, <name>_error,
--- stays in the journal and raw JSON), sorted: the CSV's extra columns.
+-- stays in the journal and raw JSON), and `note` where a row has a plan's note, sorted: the CSV's
+-- extra columns.
 function M.extra_names(rows)
   local seen, names = {}, {}
   for _, r in ipairs(rows) do
+    if type(r.note) == "string" and not seen.note then
+      seen.note = true
+      names[#names + 1] = "note"
+    end
     for k, v in pairs(type(r.extra) == "table" and r.extra or {}) do
       if type(k) == "string" and not k:match("_error$") and type(v) ~= "table" and not seen[k] then
         seen[k] = true

@@ -153,7 +153,7 @@ function M.read_csv(path, opts)
     error(("%s: no '<impl>_ms' column, so no implementation to read"):format(path), 0)
   end
   -- Columns <name>_<impl> beyond the standard ones: metrics a campaign registered.
-  local standard = {speedup = true, rho = true, elib = true, status = true, reason = true, noise = true}
+  local standard = {speedup = true, rho = true, elib = true, status = true, reason = true, noise = true, note = true}
   local extra_cols = {}
   for _, h in ipairs(header) do
     local best

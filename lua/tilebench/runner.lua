@@ -195,6 +195,14 @@ local function measure(plan, opts, row, first)
 end
 M.measure = measure
 
+-- What a plan says about itself for the results (tb.launch plans take one field, plan.note: the
+-- cuDNN `lib` implementations name the engine cuDNN chose), or nil. The row carries it as
+-- row.note (raw results; CSV column note_<impl>, results.lua).
+function M.plan_note(plan)
+  local ok, note = pcall(function() return plan.note end)
+  if ok and type(note) == "string" and note ~= "" then return note end
+end
+
 -- A timer option's default, from the engine's table (tb.timer.options): its one declaration.
 local function option_default(name)
   for _, o in ipairs(require("tb.timer").options) do if o.name == name then return o.default end end
@@ -366,7 +374,7 @@ local function autotune(op, case, spec, impl, ins, refs, ctx, item)
       if res.wrong then return nil, { status = "wrong", reason = res.wrong } end
       return res.res
     end)
-  if best then best.report = verified[best.key] end
+  if best then best.report, best.note = verified[best.key], M.plan_note(built[best.key]) end
   return best, tried, rec, fatal
 end
 
@@ -495,7 +503,7 @@ function M.run_item(item, on_row, on_ready)
         end
         cfg = best.cfg
         -- the winner's full-protocol measurement (it was verified before it was timed)
-        res, row.verify, row.clock_note = best.res, best.report, best.clock_note
+        res, row.verify, row.clock_note, row.note = best.res, best.report, best.clock_note, best.note
         row.config = M.config_string(cfg)
         M.autotune_columns(row)
       else
@@ -509,7 +517,7 @@ function M.run_item(item, on_row, on_ready)
         local checked = require("tilebench.checks").wanted(item, row.impl)
         local snapshot = checked and require("tilebench.checks").snapshot(ins, ctx)
         local okv, plan, outs, report, why, finish = build_and_check(op, case, spec, cfg, ins, refs, ctx)
-        row.verify = report
+        row.verify, row.note = report, M.plan_note(plan)
         if not okv then
           row.status, row.reason = "wrong", why or mismatch_reason(report)
           return

@@ -42,37 +42,14 @@ local function dnn_spec(case)
   return { n = p.N, c = p.C, dtype = case.dtype, param_dtype = "fp32", eps = p.eps }
 end
 
--- The engine cuDNN chose for the case, as the row's configuration (its `config` in the raw
--- results): the engine's global index, its knob choices (type:value), its place in the
--- heuristic's list and the workspace. supports() probes it and leaves it in the implementation's
--- default, which the runner records for the row; plan() checks that the graph it runs has it.
-local function engine_config(e)
-  return { engine = e.global_index, knobs = (e.knobs_text:gsub("=", ":")), choice = e.choice .. "/" .. e.candidates,
-           workspace = e.workspace_bytes }
-end
-
 local lib = {
   description = "cuDNN 9's backend API: one NORM_FORWARD operation (batch norm, training phase) over x as NCHW (N, C, 1, 1) with channels innermost, fp32 scale/bias and saved statistics; the heuristic's first engine that builds",
 }
 
--- unsupported (with cuDNN's reason) where cuDNN cannot be opened or used (no_library: absent, a
--- sub-library that does not load) or offers no engine; any other failure is the row's
+-- unsupported (with cuDNN's reason) where cuDNN cannot be opened or used or offers no engine;
+-- the engine cuDNN chose is the plan's note (dnnlib.lua)
 function lib.supports(case)
-  local dnn = require("tb.dnn")
-  local ok, why = dnn.available()
-  if not ok then return false, "cuDNN: " .. tostring(why) end
-  local okp, probe = pcall(dnn.batchnorm, dnn_spec(case))
-  if not okp then
-    local msg = tostring(probe)
-    if msg:find("offers no engine", 1, true) or msg:find("CUDNN_STATUS_NOT_SUPPORTED", 1, true)
-       or require("tb.error").class(probe) == "no_library" then
-      return false, msg
-    end
-    error(probe, 0)
-  end
-  lib.default = engine_config(probe:engine())
-  probe:close()
-  return true
+  return require("dnnlib").supports(function(dnn) return dnn.batchnorm(dnn_spec(case)) end)
 end
 
 function lib.plan(case, ins, outs, cfg, ctx)
@@ -85,14 +62,7 @@ function lib.plan(case, ins, outs, cfg, ctx)
   end
   local g = dnn.batchnorm { x = ins.x, scale = scale, bias = bias, y = outs.y, mean = ctx.empty({ p.C }, "fp32"),
                             inv_var = ctx.empty({ p.C }, "fp32"), eps = p.eps }
-  local got = engine_config(g:engine())
-  for k, v in pairs(got) do
-    if cfg[k] ~= nil and cfg[k] ~= v then
-      error(string.format("cuDNN built engine %s (knobs %s) where the probe found engine %s (knobs %s): %s",
-        got.engine, got.knobs, tostring(cfg.engine), tostring(cfg.knobs), g:describe()), 0)
-    end
-  end
-  return ctx.plan { { call = g } }
+  return require("dnnlib").plan(ctx, g)
 end
 
 op.implementations = {

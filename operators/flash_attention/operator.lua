@@ -4,7 +4,8 @@
 -- F.scaled_dot_product_attention(q, k, v, is_causal=True) (the `torch` implementation here).
 -- Reference: a warp per query row, fp32 online softmax (flash_attention_ref.cu). `cuda`: a
 -- FlashAttention-2-style forward on mma.sync m16n8k16 (flash_attention.cu). `triton`: the same
--- algorithm with tl.dot. No `lib` (cuDNN's fused attention) yet. docs/ATTENTION.md.
+-- algorithm with tl.dot. `lib`: cuDNN 9's fused flash attention through its backend (graph) API
+-- (tb.dnn.sdpa, host/gpu/cuda_dnn_sdpa.c), the engine cuDNN chose in the row's note. docs/ATTENTION.md.
 local op = {}
 op.category = "MatMul/Attn"
 
@@ -41,7 +42,37 @@ local function supports(case)
   return true
 end
 
+-- cuDNN's attention graph for the case: q, k, v, out are (B, H, S, D) contiguous, cuDNN's BHSD
+-- layout as they are (host/gpu/cuda_dnn_sdpa.c hands k to the first product as K^T by strides).
+local function dnn_spec(case, bufs)
+  local p = case.params
+  local spec = { scale = 1 / math.sqrt(p.head_dim), causal = causal(p) == 1 }
+  if bufs then
+    spec.q, spec.k, spec.v, spec.o = bufs.q, bufs.k, bufs.v, bufs.out
+  else
+    spec.b, spec.h, spec.s, spec.d, spec.dtype = p.batch_size, p.n_heads, p.seq_len, p.head_dim, "fp16"
+  end
+  return spec
+end
+
+local lib = {
+  description = "cuDNN 9's fused flash attention (backend API): Q K^T, scale, causal mask (GEN_INDEX, CMP_GE, BINARY_SELECT), softmax (max, exp, sum, virtual statistics), P V as one operation graph; the heuristic's first engine that builds",
+}
+
+-- unsupported (with cuDNN's reason) where cuDNN cannot be opened or used or offers no engine for
+-- the case (head dimensions or lengths its fused kernels do not take); the engine it chose is the
+-- plan's note (dnnlib.lua)
+function lib.supports(case)
+  return require("dnnlib").supports(function(dnn) return dnn.sdpa(dnn_spec(case)) end)
+end
+
+function lib.plan(case, ins, outs, cfg, ctx)
+  local bufs = { q = ins.q, k = ins.k, v = ins.v, out = outs.out }
+  return require("dnnlib").plan(ctx, require("tb.dnn").sdpa(dnn_spec(case, bufs)))
+end
+
 op.implementations = {
+  lib = lib,
   cuda = {
     source = "flash_attention.cu",
     description = "FlashAttention-2-style forward: 16 query rows a warp, key tiles of 64 by cp.async (double-buffered, padded rows), mma.sync m16n8k16 fp16 with fp32 accumulators, online softmax in the log2 domain, P to fp16 straight from the accumulators, causal tiles skipped and the diagonal masked, longest rows first",

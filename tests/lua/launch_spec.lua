@@ -61,4 +61,28 @@ describe('tb.launch.plan', function()
     assert.has_error(function() launch.plan({{call = io.stdout}}) end,
       'plan step 1: call has no __tb_run in its metatable (not a library call object)')
   end)
+
+  -- a plan made without a GPU: a call step over a stand-in object (a closed file given the
+  -- metatable's one field the plan reads, a tb.dnn graph's __tb_run); never run
+  local function callable_plan()
+    local f = io.tmpfile()
+    f:close()
+    debug.setmetatable(f, { __tb_run = debug.getregistry()["tb.dnn.graph"].__tb_run })
+    return launch.plan({{call = f}})
+  end
+
+  it('takes a note, the one field a plan has, and keeps it', function()
+    require("tb.dnn")
+    local p = callable_plan()
+    assert.is_nil(p.note)
+    p.note = "cuDNN engine 3"
+    assert.equals("cuDNN engine 3", p.note)
+    assert.is_function(p.run) -- the methods are still there
+    assert.equals(1, p:steps())
+    p.note = nil
+    assert.is_nil(p.note)
+    assert.has_error(function() p.other = 1 end, "tb.launch plan: only 'note' can be set (got other)")
+    assert.has_error(function() p.note = 5 end, "tb.launch plan: note must be a string or nil (got number)")
+    p:close()
+  end)
 end)

@@ -1,0 +1,42 @@
+-- dnnlib.lua: what the cuDNN `lib` implementations share (batch_normalization, flash_attention;
+-- tb.dnn, host/gpu/cuda_dnn*.c): supports() over a probe of the case's graph, and the plan whose
+-- note names the engine cuDNN chose (plan.note: the row's note in the raw results, CSV column
+-- note_lib).
+local M = {}
+
+-- true, or false and cuDNN's reason where it cannot be opened (every place searched), cannot be
+-- used (no_library: a sub-library that does not load) or offers no engine for the case.
+-- make_probe(dnn) builds the case's graph without buffers; any other failure is the row's.
+function M.supports(make_probe)
+  local dnn = require("tb.dnn")
+  local ok, why = dnn.available()
+  if not ok then return false, "cuDNN: " .. tostring(why) end
+  local okp, probe = pcall(make_probe, dnn)
+  if not okp then
+    local msg = tostring(probe)
+    if msg:find("offers no engine", 1, true) or msg:find("CUDNN_STATUS_NOT_SUPPORTED", 1, true)
+       or require("tb.error").class(probe) == "no_library" then
+      return false, msg
+    end
+    error(probe, 0)
+  end
+  probe:close()
+  return true
+end
+
+-- "cuDNN engine 8 (knobs 3=1 5=2), heuristic choice 1 of 4, workspace 0 B": cuDNN's global engine
+-- index, its knob choices (cuDNN's knob type = value), its place in the heuristic's list.
+function M.note(graph)
+  local e = graph:engine()
+  return string.format("cuDNN engine %d (knobs %s), heuristic choice %d of %d, workspace %d B", e.global_index,
+    e.knobs_text ~= "" and e.knobs_text or "none", e.choice, e.candidates, e.workspace_bytes)
+end
+
+-- The plan that runs graph (a tb.dnn op bound to the case's buffers), noting its engine.
+function M.plan(ctx, graph)
+  local plan = ctx.plan { { call = graph } }
+  plan.note = M.note(graph)
+  return plan
+end
+
+return M

@@ -1,0 +1,60 @@
+-- dnnlib.lua (operators/_shared): the cuDNN `lib` implementations' supports() and plan note, with a
+-- stand-in tb.dnn (no GPU, no cuDNN): unsupported with cuDNN's reason where it is absent, unusable
+-- (no_library) or offers no engine; other failures raised; the probe closed; the note's text.
+local dnnlib = require("dnnlib")
+
+local function with_dnn(fake, fn)
+  local saved = package.loaded["tb.dnn"]
+  package.loaded["tb.dnn"] = fake
+  local ok, err = pcall(fn)
+  package.loaded["tb.dnn"] = saved
+  if not ok then error(err, 0) end
+end
+
+local function graph(e)
+  return { closed = false, engine = function() return e end, close = function(self) self.closed = true end }
+end
+
+describe("dnnlib", function()
+  it("is unsupported with the loader's reason where cuDNN cannot be opened", function()
+    with_dnn({ available = function() return false, "cuDNN 9 (libcudnn.so.9) not found: ..." end }, function()
+      local ok, why = dnnlib.supports(function() error("not reached") end)
+      assert.is_false(ok)
+      assert.equal("cuDNN: cuDNN 9 (libcudnn.so.9) not found: ...", why)
+    end)
+  end)
+
+  it("is unsupported with cuDNN's answer where it offers no engine or is unusable, and raises the rest", function()
+    with_dnn({ available = function() return true end }, function()
+      local ok, why = dnnlib.supports(function() error("cuDNN offers no engine for attention forward ...", 0) end)
+      assert.is_false(ok)
+      assert.matches("offers no engine", why)
+      ok, why = dnnlib.supports(function() error("cudnnBackendFinalize(OPERATIONGRAPH): CUDNN_STATUS_NOT_SUPPORTED (3000)", 0) end)
+      assert.is_false(ok)
+      assert.matches("NOT_SUPPORTED", why)
+      local unusable = require("tb.error").new("no_library", "cudnnCreate: CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED")
+      ok, why = dnnlib.supports(function() error(unusable, 0) end)
+      assert.is_false(ok)
+      assert.matches("SUBLIBRARY_LOADING_FAILED", why)
+      assert.has_error(function() dnnlib.supports(function() error("out of memory", 0) end) end, "out of memory")
+    end)
+  end)
+
+  it("closes the probe and says supported when cuDNN has an engine", function()
+    local g = graph({})
+    with_dnn({ available = function() return true end }, function()
+      assert.is_true(dnnlib.supports(function(dnn) assert.is_function(dnn.available) return g end))
+    end)
+    assert.is_true(g.closed)
+  end)
+
+  it("notes the engine on the plan", function()
+    local e = { global_index = 8, knobs_text = "3=1 5=2", choice = 1, candidates = 4, workspace_bytes = 0 }
+    assert.equal("cuDNN engine 8 (knobs 3=1 5=2), heuristic choice 1 of 4, workspace 0 B", dnnlib.note(graph(e)))
+    e.knobs_text = ""
+    assert.equal("cuDNN engine 8 (knobs none), heuristic choice 1 of 4, workspace 0 B", dnnlib.note(graph(e)))
+    local g = graph(e)
+    local plan = dnnlib.plan({ plan = function(steps) assert.equal(g, steps[1].call) return {} end }, g)
+    assert.equal("cuDNN engine 8 (knobs none), heuristic choice 1 of 4, workspace 0 B", plan.note)
+  end)
+end)
