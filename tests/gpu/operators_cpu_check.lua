@@ -20,8 +20,9 @@
 -- flash_decode gets b_seqlen values other than the generator's (0, negative, past the allocation,
 -- partial blocks); flash_decode's and linear_self_attention's plans, which keep state on the device
 -- (counters, a workspace), are run three times and must still verify.
--- Issue 18's stencils (jacobi_stencil_2d ...; docs/STENCILS.md) are compared with the CPU bit for
--- bit where it emulates every rounding, and also run their `triton` default.
+-- Issue 18's stencils (jacobi_stencil_2d, gaussian_blur ...; docs/STENCILS.md) are compared with the
+-- CPU (jacobi bit for bit: it emulates every rounding) and also run their `triton` default;
+-- gaussian_blur's generated kernel is checked (in [0, 1], summing to 1).
 -- Exits 77 (skipped) where no device is present.
 -- usage: tilebench script tests/gpu/operators_cpu_check.lua [--compile-only] [OPERATOR ...]
 --   --compile-only: no device needed; compiles every kernel the check would run into the NVRTC
@@ -623,6 +624,41 @@ function cpu.jacobi_stencil_2d(c, h)
   return out
 end
 
+-- gaussian_blur: the zero-padded "same" cross-correlation summed in double, rounded once. The
+-- generated kernel is checked too: values in [0, 1] summing to 1 within the dtype's rounding.
+function cpu.gaussian_blur(c, h)
+  local p = c.params
+  local R, C, kr, kc = p.input_rows, p.input_cols or p.input_rows, p.kernel_rows, p.kernel_cols
+  local x, w, out = h.input, h.kernel, {}
+  local sum, bad = 0, false
+  for i = 1, kr * kc do
+    sum = sum + w[i]
+    bad = bad or w[i] < 0 or w[i] > 1
+  end
+  checks = checks + 1
+  if bad or math.abs(sum - 1) > kr * kc * (c.dtype == "fp32" and 1e-6 or 1e-3) then
+    fail("gaussian_blur %s: the generated kernel sums to %.9g (values in [0, 1]: %s)", c.dtype, sum, tostring(not bad))
+  end
+  local hr, hc = kr // 2, kc // 2
+  for r = 0, R - 1 do
+    for col = 0, C - 1 do
+      local s = 0.0
+      for a = 0, kr - 1 do
+        local rr = r + a - hr
+        if rr >= 0 and rr < R then
+          local base, wb = rr * C + 1, a * kc + 1
+          for b = 0, kc - 1 do
+            local cc = col + b - hc
+            if cc >= 0 and cc < C then s = s + x[base + cc] * w[wb + b] end
+          end
+        end
+      end
+      out[r * C + col + 1] = round_to(c.dtype, s)
+    end
+  end
+  return out
+end
+
 -- ---- small cases: odd sizes for tails, rows shorter and longer than one warp covers ---------
 -- exact = true: the CPU implementation emulates every rounding of the reference, which must then
 -- agree bit for bit (atol = rtol = 0), not merely within the output dtype's tolerance.
@@ -751,6 +787,19 @@ local CASES = {
                         params = { { rows = 1, cols = 9 }, { rows = 7, cols = 1 }, { rows = 2 }, { rows = 5, cols = 7 },
                                    { rows = 37, cols = 1000 }, { rows = 130, cols = 1030 }, { rows = 512 },
                                    { rows = 301, cols = 264 }, { rows = 3, cols = 4104 } } },
+  -- one row, an image smaller than the kernel, odd shapes (one element a thread: halos from three
+  -- lanes away), 1000 / 264 / 4104 columns (16-byte vectors, one or two a thread, partial warps),
+  -- the grid's first case, 3 x 5 and even (4 x 6) kernels, a 1 x 1 kernel
+  gaussian_blur = { dtypes = { "fp16", "fp32" },
+                    params = { { input_rows = 1, input_cols = 40, kernel_rows = 7, kernel_cols = 7 },
+                               { input_rows = 5, input_cols = 3, kernel_rows = 7, kernel_cols = 7 },
+                               { input_rows = 37, input_cols = 1000, kernel_rows = 7, kernel_cols = 7 },
+                               { input_rows = 130, input_cols = 1030, kernel_rows = 7, kernel_cols = 7 },
+                               { input_rows = 512, kernel_rows = 7, kernel_cols = 7 },
+                               { input_rows = 33, input_cols = 264, kernel_rows = 3, kernel_cols = 5 },
+                               { input_rows = 20, input_cols = 36, kernel_rows = 4, kernel_cols = 6 },
+                               { input_rows = 9, input_cols = 16, kernel_rows = 1, kernel_cols = 1 },
+                               { input_rows = 64, input_cols = 4104, kernel_rows = 7, kernel_cols = 7 } } },
 }
 local ORDER = { "vector_add", "mul2", "relu", "sigmoid", "swiglu", "softmax", "layernorm", "rmsnorm",
                 "mean_reduction", "argmax",
@@ -923,7 +972,7 @@ local TRITON_DEFAULT = { l2_norm = true, cross_entropy = true, kl_divergence = t
 -- issue 16's matmuls (docs/MATMUL.md)
 TRITON_DEFAULT.matmul_int8, TRITON_DEFAULT.streamk_matmul = true, true
 -- issue 18's stencils
-TRITON_DEFAULT.jacobi_stencil_2d = true
+TRITON_DEFAULT.jacobi_stencil_2d, TRITON_DEFAULT.gaussian_blur = true, true
 
 local function check_triton_default(op, c, ctx, ins, refs, where)
   local spec = op.module.implementations.triton
@@ -1003,6 +1052,7 @@ ORDER[#ORDER + 1] = "flash_attention"
 ORDER[#ORDER + 1] = "block_sparse_attention"
 -- issue 18's stencils (docs/STENCILS.md)
 ORDER[#ORDER + 1] = "jacobi_stencil_2d"
+ORDER[#ORDER + 1] = "gaussian_blur"
 
 -- The default implementations, plus triton where it imports (the checks of stated rules run it too).
 local function with_triton(op, where)
