@@ -743,14 +743,20 @@ local CASES = {
                                        { M = 130, D = 128, eps = 1e-6 }, { M = 5, D = 256, eps = 1e-6 },
                                        { M = 1, D = 32, eps = 1e-6 }, { M = 10000, D = 32, eps = 1e-6 } } },
   -- causal = 1/0 (the grid's true): rows past S in the last query tile and keys past S in the last
-  -- key tile (37, 130), D = 64 and 16, a non-causal case, an exact multiple of 128 rows, one row
+  -- key tile (37, 130), D = 64 and 16, a non-causal case, an exact multiple of 128 rows, one row;
+  -- for VARIANT wgmma (every valid candidate runs at each case: configs_to_try) also query tiles
+  -- whose key loop wraps the K/V ring several times, each slot's mbarrier parity flipping (777
+  -- causal: 7 query tiles, up to 13 key tiles of 64; 600 non-causal, D = 64: 10 tiles of 64), and
+  -- D = 16 and 64 (TMA zero-fills the columns up to 64 past D)
   flash_attention = { dtypes = { "fp16" },
                       params = { { batch_size = 1, n_heads = 2, seq_len = 37, head_dim = 128, causal = 1 },
                                  { batch_size = 2, n_heads = 1, seq_len = 130, head_dim = 64, causal = 1 },
                                  { batch_size = 1, n_heads = 1, seq_len = 200, head_dim = 128, causal = 0 },
                                  { batch_size = 1, n_heads = 1, seq_len = 256, head_dim = 128, causal = 1 },
                                  { batch_size = 1, n_heads = 3, seq_len = 70, head_dim = 16, causal = 1 },
-                                 { batch_size = 1, n_heads = 1, seq_len = 1, head_dim = 128, causal = 1 } } },
+                                 { batch_size = 1, n_heads = 1, seq_len = 1, head_dim = 128, causal = 1 },
+                                 { batch_size = 1, n_heads = 2, seq_len = 777, head_dim = 128, causal = 1 },
+                                 { batch_size = 1, n_heads = 1, seq_len = 600, head_dim = 64, causal = 0 } } },
   -- TileBench's blocks (64) with a single partial row block (37: rows past M in the CTA), a window
   -- sliding over 4 row blocks the last partial (200), 5 full ones with D = 64 and GQA groups of 4
   -- (320), no GQA with an odd head count (130), one row, smaller blocks (32 and 16: key tiles of 32
