@@ -22,7 +22,8 @@
 -- (counters, a workspace), are run three times and must still verify.
 -- Issue 18's stencils (jacobi_stencil_2d, gaussian_blur ...; docs/STENCILS.md) are compared with the
 -- CPU (jacobi bit for bit: it emulates every rounding) and also run their `triton` default;
--- gaussian_blur's generated kernel is checked (in [0, 1], summing to 1).
+-- gaussian_blur's generated kernel is checked (in [0, 1], summing to 1); 2d_max_pooling gets
+-- planted NaN and -inf (NaN propagates, exactly as the CPU says).
 -- Exits 77 (skipped) where no device is present.
 -- usage: tilebench script tests/gpu/operators_cpu_check.lua [--compile-only] [OPERATOR ...]
 --   --compile-only: no device needed; compiles every kernel the check would run into the NVRTC
@@ -659,6 +660,37 @@ function cpu.gaussian_blur(c, h)
   return out
 end
 
+-- 2d_max_pooling: the K x K window's maximum, positions outside the image skipped (-inf padding),
+-- a NaN in the window giving NaN (PyTorch's max_pool2d); exact.
+cpu["2d_max_pooling"] = function(c, h)
+  local p = c.params
+  local planes, H, W = p.N * p.C, p.H, p.W or p.H
+  local K, S, P = p.kernel_size, p.stride, p.padding
+  local Ho, Wo = (H + 2 * P - K) // S + 1, (W + 2 * P - K) // S + 1
+  local x, out = h.input, {}
+  for pl = 0, planes - 1 do
+    for oh = 0, Ho - 1 do
+      for ow = 0, Wo - 1 do
+        local m = -math.huge
+        for a = 0, K - 1 do
+          local r = oh * S - P + a
+          if r >= 0 and r < H then
+            for b = 0, K - 1 do
+              local col = ow * S - P + b
+              if col >= 0 and col < W then
+                local v = x[(pl * H + r) * W + col + 1]
+                if m == m and (v ~= v or v > m) then m = v end
+              end
+            end
+          end
+        end
+        out[(pl * Ho + oh) * Wo + ow + 1] = m
+      end
+    end
+  end
+  return out
+end
+
 -- ---- small cases: odd sizes for tails, rows shorter and longer than one warp covers ---------
 -- exact = true: the CPU implementation emulates every rounding of the reference, which must then
 -- agree bit for bit (atol = rtol = 0), not merely within the output dtype's tolerance.
@@ -806,6 +838,19 @@ local CASES = {
                                { input_rows = 20, input_cols = 36, kernel_rows = 4, kernel_cols = 6 },
                                { input_rows = 9, input_cols = 16, kernel_rows = 1, kernel_cols = 1 },
                                { input_rows = 64, input_cols = 4104, kernel_rows = 7, kernel_cols = 7 } } },
+  -- one pixel, odd shapes (one output a thread; the last window past the right and bottom
+  -- edges), H odd with vector rows (33 x 48), W a vector multiple for fp32 only (40), the grid's
+  -- first case, strips over a taller image, and kernel / stride / padding other than the grid's
+  -- (the reference and triton only: cuda is unsupported there)
+  ["2d_max_pooling"] = { dtypes = { "fp16", "bf16", "fp32" }, exact = true,
+    params = { { N = 1, C = 1, H = 1, kernel_size = 3, stride = 2, padding = 1 },
+               { N = 1, C = 2, H = 5, W = 7, kernel_size = 3, stride = 2, padding = 1 },
+               { N = 1, C = 5, H = 33, W = 48, kernel_size = 3, stride = 2, padding = 1 },
+               { N = 2, C = 3, H = 64, W = 40, kernel_size = 3, stride = 2, padding = 1 },
+               { N = 4, C = 128, H = 32, kernel_size = 3, stride = 2, padding = 1 },
+               { N = 1, C = 3, H = 301, W = 160, kernel_size = 3, stride = 2, padding = 1 },
+               { N = 1, C = 2, H = 9, W = 11, kernel_size = 2, stride = 2, padding = 0 },
+               { N = 1, C = 2, H = 10, W = 12, kernel_size = 3, stride = 1, padding = 1 } } },
 }
 local ORDER = { "vector_add", "mul2", "relu", "sigmoid", "swiglu", "softmax", "layernorm", "rmsnorm",
                 "mean_reduction", "argmax",
@@ -979,6 +1024,7 @@ local TRITON_DEFAULT = { l2_norm = true, cross_entropy = true, kl_divergence = t
 TRITON_DEFAULT.matmul_int8, TRITON_DEFAULT.streamk_matmul = true, true
 -- issue 18's stencils
 TRITON_DEFAULT.jacobi_stencil_2d, TRITON_DEFAULT.gaussian_blur = true, true
+TRITON_DEFAULT["2d_max_pooling"] = true
 
 local function check_triton_default(op, c, ctx, ins, refs, where)
   local spec = op.module.implementations.triton
@@ -1059,6 +1105,7 @@ ORDER[#ORDER + 1] = "block_sparse_attention"
 -- issue 18's stencils (docs/STENCILS.md)
 ORDER[#ORDER + 1] = "jacobi_stencil_2d"
 ORDER[#ORDER + 1] = "gaussian_blur"
+ORDER[#ORDER + 1] = "2d_max_pooling"
 
 -- The default implementations, plus triton where it imports (the checks of stated rules run it too).
 local function with_triton(op, where)
@@ -1216,6 +1263,31 @@ local function check_bsa_triton_spread(op)
   print(string.format("ok  %s", where))
 end
 
+-- 2d_max_pooling with NaN and -inf planted (never generated): a window holding a NaN gives NaN,
+-- one of -inf only gives -inf, for the reference (against the CPU) and every configuration of
+-- cuda and, where it imports, triton. Plants in the first and last columns and rows, at lane
+-- and vector boundaries (W = 48: fp32 and fp16 vectors).
+local function check_pool_nan(op)
+  for _, dtype in ipairs({ "fp16", "bf16", "fp32" }) do
+    local p = { N = 1, C = 2, H = 9, W = 48, kernel_size = 3, stride = 2, padding = 1 }
+    local n = p.C * p.H * p.W
+    local vals = {}
+    for i = 1, n do vals[i] = ((i * 7919) % 2001) / 1000 - 1 end
+    for _, i in ipairs({ 0, 47, 48 * 3 + 15, 48 * 3 + 16, 48 * 8 + 30, 432 + 48 * 4 + 8 }) do vals[i + 1] = 0 / 0 end
+    for r = 5, 8 do for col = 40, 47 do vals[r * 48 + col + 1] = -math.huge end end -- a -inf block (plane 0)
+    local c = { params = p, dtype = dtype, index = 1, id = "nan" }
+    local where = "2d_max_pooling " .. dtype .. " planted NaN and -inf"
+    local ctx <close> = context.new(op, c)
+    local ins = { input = ctx.from_table(vals, dtype, { n }) }
+    local refs = op.module.outputs(c, ins, ctx)
+    for _, t in pairs(refs) do verify.poison(t) end
+    op.module.reference(c, ins, refs, ctx):run()
+    compare_cpu(where .. " reference vs CPU", refs.out:to_host(), cpu["2d_max_pooling"](c, host_all(ins)), 0, 0)
+    check_impls(op, c, ctx, ins, refs, where, with_triton(op, where))
+    print(string.format("ok  %s", where))
+  end
+end
+
 local selected = {}
 for i = 1, #arg do selected[#selected + 1] = arg[i] end
 if #selected == 0 then selected = ORDER end
@@ -1288,6 +1360,7 @@ for _, name in ipairs(selected) do
   end
   if name == "linear_self_attention" then check_replay(op, { M = 1000, D = 64, eps = 1e-6 }) end
   if name == "block_sparse_attention" then check_bsa_triton_spread(op) end
+  if name == "2d_max_pooling" then check_pool_nan(op) end
 end
 
 print(string.format("%d checks, %d failures", checks, failures))
