@@ -720,7 +720,10 @@ local CASES = {
                       { batch_size = 2, seq_len = 11, n_heads = 3, head_dim = 6 } } },
   dequantize_rowwise = { dtypes = { "int8" }, exact = true,
                          params = { { rows = 37, cols = 1008 }, { rows = 5, cols = 1001 }, { rows = 1, cols = 7 },
-                                    { rows = 300, cols = 4096 }, { rows = 3, cols = 40 } } },
+                                    { rows = 300, cols = 4096 }, { rows = 3, cols = 40 },
+                                    -- rows shorter than 32 pieces (a group's high piece rows
+                                    -- further by division), rows of 33 pieces (one row further)
+                                    { rows = 100, cols = 40 }, { rows = 33, cols = 264 } } },
   swiglu = { dtypes = { "fp16", "bf16", "fp32" }, params = { { M = 3, N = 1001 }, { M = 64, N = 1024 }, { M = 1, N = 7 } } },
   softmax = { dtypes = { "fp16", "fp32" },
               params = { { n_rows = 5, n_cols = 1000 }, { n_rows = 33, n_cols = 2049 }, { n_rows = 4, n_cols = 10240 },
