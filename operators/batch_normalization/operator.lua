@@ -2,7 +2,8 @@
 -- per channel the mean and biased variance in fp32, y = (x - mean) / sqrt(var + eps) * gamma + beta
 -- in the input dtype, eps = case.params.eps (1e-5). gamma and beta in the case dtype.
 -- Reference: one thread per channel in double. `cuda`: a statistics kernel writing per-row-range
--- partial sums and an apply kernel that totals them and normalises (batch_normalization.cu).
+-- partial sums, a kernel totalling them into each channel's scale and shift, and an apply kernel
+-- that normalises (batch_normalization.cu).
 -- `triton`: the same two-kernel structure (batch_normalization_triton.py). `lib`: cuDNN's batch
 -- norm through its backend (graph) API (tb.dnn.batchnorm, host/gpu/cuda_dnn.c; docs/REDUCTIONS.md).
 local op = {}
@@ -33,6 +34,10 @@ local function row_split(n, tiles, block, waves, props)
   local rows_per = (n + r - 1) // r
   return (n + rows_per - 1) // rows_per, rows_per
 end
+
+-- batch_normalization_finalize's thread rows (BN_FY in batch_normalization.cu): a block of 32
+-- channels x 32 rows of partial sums at a time.
+local FINALIZE_ROWS = 32
 
 -- cuDNN's batch norm takes fp32 scale and bias for fp16 and bf16 x (as its legacy API's
 -- bnScaleBiasMeanVarDesc and PyTorch's cudnn_batch_norm do): gamma and beta are widened once,
@@ -69,12 +74,13 @@ op.implementations = {
   lib = lib,
   cuda = {
     source = "batch_normalization.cu",
-    description = "two kernels over column tiles x row ranges: shifted sum and sum of squares into per-range partials, then totals and x * scale + shift (the second pass in reverse range order for L2 hits)",
+    description = "three kernels: shifted sum and sum of squares over column tiles x row ranges into per-range partials; per-channel totals, scale and shift once; x * scale + shift over the ranges, each range last rows first (x's latest-read rows, in L2), x's last read evict-first",
     default = { BLOCK = 256, UNROLL = 4, WAVES = 1, REV = 1 },
     space = { BLOCK = { 128, 256, 512, 1024 }, UNROLL = { 1, 2, 4, 8 }, WAVES = { 1, 2, 4 }, REV = { 0, 1 } },
     -- registers: about 28 + 1.75 per element of the UNROLL vectors in flight (ptxas -v, sm_90: fp16
-    -- UNROLL 4 / 8: 84 / 140, fp32: 58 / 85 for the heavier apply kernel) within what a thread gets
-    -- at that block size; beyond it __launch_bounds__ makes ptxas spill
+    -- UNROLL 4 / 8: 84 / 140, fp32: 58 / 85 for the apply kernel of the two-kernel design, the
+    -- heavier then; an upper bound for the three kernels now) within what a thread gets at that
+    -- block size; beyond it __launch_bounds__ makes ptxas spill
     valid = function(case, cfg)
       local vec = 16 // require("tb.dtype").info[case.dtype].size
       return 28 + 1.75 * vec * cfg.UNROLL <= math.min(255, 65536 // cfg.BLOCK)
@@ -86,14 +92,17 @@ op.implementations = {
       local r, rows_per = row_split(p.N, tiles, cfg.BLOCK, cfg.WAVES, ctx.props)
       local partials = ctx.empty({ 2, r, p.C }, "fp32")
       local defines = { DTYPE = ctx.ctype(case.dtype), BLOCK = cfg.BLOCK, UNROLL = cfg.UNROLL }
+      local ss = ctx.empty({ 2, p.C }, "fp32") -- per channel: scale, then shift
       local stats = ctx:kernel("batch_normalization.cu", "batch_normalization_stats", defines)
+      local finalize = ctx:kernel("batch_normalization.cu", "batch_normalization_finalize", defines)
       local apply = ctx:kernel("batch_normalization.cu", "batch_normalization_apply", defines)
       return ctx.plan {
         { fn = stats, grid = { tiles, r }, block = { cfg.BLOCK },
           args = { ins.x, partials, ctx.i32(p.N), ctx.i32(p.C), ctx.i32(rows_per) } },
+        { fn = finalize, grid = { ctx.cdiv(p.C, 32) }, block = { 32 * FINALIZE_ROWS },
+          args = { ins.x, ins.gamma, ins.beta, partials, ss, ctx.i32(p.N), ctx.i32(p.C), ctx.i32(r), ctx.f32(p.eps) } },
         { fn = apply, grid = { tiles, r }, block = { cfg.BLOCK },
-          args = { ins.x, ins.gamma, ins.beta, partials, outs.y, ctx.i32(p.N), ctx.i32(p.C), ctx.i32(rows_per),
-                   ctx.f32(p.eps), ctx.i32(cfg.REV) } },
+          args = { ins.x, ss, outs.y, ctx.i32(p.N), ctx.i32(p.C), ctx.i32(rows_per), ctx.i32(cfg.REV) } },
       }
     end,
   },
