@@ -20,6 +20,10 @@ local reference, cuda = oplib.pointwise {
   count = function(case) return case.params.n end,
   args = function(ins, outs, n, ctx) return { ins.x, outs.out, ctx.i64(n) } end,
   vec = function() return 8 end, -- a 16-byte vector of the fp16 output
+  -- Default BLOCK 128, UNROLL 1: 32 bytes of fp32 in flight a thread (the family's 256 x 4 had
+  -- 128, 256 KiB an SM at full occupancy, more than its L1 holds for the misses in flight; the
+  -- point-wise autotunes on the H200 settled on 16-32 bytes a thread; docs/KERNELS.md).
+  default = { BLOCK = 128, UNROLL = 1, WAVES = 0 },
 }
 op.reference = reference
 op.implementations = {
