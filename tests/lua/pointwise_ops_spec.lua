@@ -93,3 +93,78 @@ describe("weight_dequant", function()
       { r[1].args[4], r[1].args[5], r[1].args[6], r[1].args[7] })
   end)
 end)
+
+-- Defaults chosen from the H200's point-wise measurements (docs/KERNELS.md): 16-32 bytes in
+-- flight a thread, small blocks, not the family's 256 x 4.
+describe("point-wise defaults of issue 16's memory-bound pass", function()
+  local function grid_of(name, case)
+    local op = opmod.load(name)
+    local ctx = fake_ctx()
+    local ins = op.module.inputs(case, ctx)
+    local outs = op.module.outputs(case, ins, ctx)
+    local impl = op.module.implementations.cuda
+    local p = impl.plan(case, ins, outs, impl.default, ctx)
+    return impl.default, p[1].grid[1], p[1].block[1]
+  end
+  it("leaky_relu: 128 threads, 2 vectors a thread", function()
+    local d, g, b = grid_of("leaky_relu", { dtype = "fp16", params = { n = 50000000 } })
+    assert.same({ 128, 2, 0 }, { d.BLOCK, d.UNROLL, d.WAVES })
+    assert.equal(128, b)
+    assert.equal((50000000 // 8 + 255) // 256, g)
+  end)
+  it("quantize_global: 128 threads, one 8-element vector (32 bytes of fp32) a thread", function()
+    local d, g, b = grid_of("quantize_global", { dtype = "fp32", params = { n = 20971520 } })
+    assert.same({ 128, 1, 0 }, { d.BLOCK, d.UNROLL, d.WAVES })
+    assert.equal(128, b)
+    assert.equal(20971520 // 8 // 128, g)
+  end)
+  it("dequantize_rowwise: 4096 elements a block, so the 512 x 512 case has 64 blocks", function()
+    local d, g, b = grid_of("dequantize_rowwise", { dtype = "int8", params = { rows = 512, cols = 512 } })
+    assert.same({ 256, 1, 0 }, { d.BLOCK, d.UNROLL, d.WAVES })
+    assert.same({ 256, 64 }, { b, g })
+    local _, g2 = grid_of("dequantize_rowwise", { dtype = "int8", params = { rows = 8192, cols = 4096 } })
+    assert.equal(8192, g2)
+  end)
+  it("dequantize_rowwise's space keeps whole warps (a warp's 32 vectors are one 512-element group)", function()
+    for _, b in ipairs(opmod.load("dequantize_rowwise").module.implementations.cuda.space.BLOCK) do
+      assert.equal(0, b % 32)
+    end
+  end)
+end)
+
+-- batch_normalization's cuda plan (batch_normalization.cu): statistics into per-range partials,
+-- the per-channel totals once (finalize: a block per 32 channels), then the normalisation.
+describe("batch_normalization cuda plan", function()
+  local op = opmod.load("batch_normalization")
+  local impl = op.module.implementations.cuda
+  local function plan(dtype, N, C)
+    local ctx = fake_ctx()
+    local case = { dtype = dtype, params = { N = N, C = C, eps = 1e-5 } }
+    local ins = op.module.inputs(case, ctx)
+    local outs = op.module.outputs(case, ins, ctx)
+    return impl.plan(case, ins, outs, impl.default, ctx), ctx, ins, outs
+  end
+  it("runs stats, finalize and apply, the totals computed once per channel", function()
+    local p, ctx, ins, outs = plan("fp16", 20000, 1024)
+    assert.same({ "batch_normalization_stats", "batch_normalization_finalize", "batch_normalization_apply" },
+      { ctx.kernels[1].name, ctx.kernels[2].name, ctx.kernels[3].name })
+    assert.equal(3, #p)
+    -- fp16: 4 column tiles of 256 channels; 132 x 8 resident blocks of 256 threads over them
+    assert.same({ 4, 264 }, p[1].grid)
+    assert.same(p[1].grid, p[3].grid)
+    assert.same({ 32 }, p[2].grid)
+    assert.same({ 1024 }, p[2].block)
+    assert.same({ i32 = 264 }, p[2].args[8]) -- R, the partial rows finalize sums
+    local ss = p[2].args[5]
+    assert.same({ 2, 1024 }, ss.shape)
+    assert.equal("fp32", ss.dtype)
+    assert.equal(ss, p[3].args[2])
+    assert.equal(ins.x, p[3].args[1])
+    assert.equal(outs.y, p[3].args[3])
+    assert.same({ i32 = 1 }, p[3].args[7]) -- REV
+  end)
+  it("covers channels past a multiple of 32 with the finalize grid", function()
+    local p = plan("fp32", 333, 100)
+    assert.same({ 4 }, p[2].grid)
+  end)
+end)
