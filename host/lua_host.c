@@ -24,6 +24,7 @@ int luaopen_tb_yaml(lua_State *L);
 int luaopen_tb_sys(lua_State *L);
 int luaopen_tb_blas(lua_State *L);
 int luaopen_tb_dnn(lua_State *L);
+int luaopen_tb_cub(lua_State *L);
 int luaopen_tb_python(lua_State *L);
 int luaopen_lfs(lua_State *L);
 extern const char tb_git_sha[]; /* build/git_version.c, written at every build */
@@ -44,6 +45,7 @@ static const luaL_Reg preloaded[] = {
   {"tb.sys", luaopen_tb_sys},
   {"tb.blas", luaopen_tb_blas},
   {"tb.dnn", luaopen_tb_dnn},
+  {"tb.cub", luaopen_tb_cub},
   {"tb.python", luaopen_tb_python},
   {"lfs", luaopen_lfs},
   {"cjson", luaopen_cjson},
