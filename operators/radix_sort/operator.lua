@@ -1,0 +1,146 @@
+-- radix_sort: out = torch.sort(input).values, int32 ascending (OPERATORS.md 43); the input is not
+-- modified. Values only: stability cannot show in the output, and int32 has no NaN, so every
+-- implementation's output is the one sorted sequence (docs/SORTING.md states the rules).
+-- Reference: a bitonic network in global memory (operators/_shared/sort_ref.cu). `cuda`: an LSD
+-- radix sort, 8-bit digits, onesweep-style passes with decoupled look-back (radix_sort.cu).
+-- `triton`: the same digits in reduce-then-scan passes, the in-program rank by tl.sort
+-- (radix_sort_triton.py says why). `lib`: CUB's DeviceRadixSort::SortKeys (libtb_cub, built with
+-- nvcc where it is found; tb.cub).
+local sorting = require("sorting")
+local op = {}
+op.category = "Data Layout"
+
+function op.inputs(case, ctx)
+  return { input = ctx.randint("input", { case.params.n }, "int32", 0, 2147483648) }
+end
+
+function op.outputs(case, ins, ctx)
+  return { out = ctx.empty({ case.params.n }, "int32") }
+end
+
+function op.reference(case, ins, outs, ctx)
+  local n = case.params.n
+  return sorting.reference(ctx, ins.input, outs.out, n, n, case.dtype)
+end
+
+local RADIX, PASSES = 256, 4
+local SMEM_OPTIN = 232448 -- H100/H200 per-block opt-in (valid sees no device)
+
+-- n must fit the 30-bit counts of the look-back's status words
+local function supports(case)
+  if case.params.n >= (1 << 30) then
+    return false, string.format("n = %d: the look-back's 30-bit counts need n < 2^30", case.params.n)
+  end
+  return true
+end
+
+-- `lib`: CUB (docs/SORTING.md): libtb_cub.so, built with nvcc where the build found it and opened
+-- with dlopen (tb.cub); unsupported with every place searched where it is absent. The row's
+-- configuration records the CUB version the library was built with.
+local function cub_version_string(v) return string.format("%d.%d.%d", v // 100000, v // 100 % 1000, v % 100) end
+
+local function cub_supports(spec)
+  return function(case)
+    local ok_s, why_s = supports(case)
+    if not ok_s then return false, why_s end
+    local cub = require("tb.cub")
+    local ok, why = cub.available()
+    if not ok then return false, "CUB: " .. tostring(why) end
+    spec.default = { cub = cub_version_string(cub.version().version) }
+    return true
+  end
+end
+
+local function tiles(n, cfg) return math.max(1, (n + cfg.BLOCK * cfg.ITEMS - 1) // (cfg.BLOCK * cfg.ITEMS)) end
+
+local lib = {
+  description = "CUB's DeviceRadixSort::SortKeys over all 32 bits of the int32 keys (libtb_cub.so, nvcc-built; tb.cub)",
+  default = {},
+  plan = function(case, ins, outs, cfg, ctx)
+    local cub = require("tb.cub")
+    local n = case.params.n
+    local temp = ctx.empty({ math.max(1, cub.temp_bytes("sort_i32", n)) }, "uint8")
+    return ctx.plan { { call = cub.sort { op = "sort_i32", input = ins.input, out = outs.out, temp = temp, n = n } } }
+  end,
+}
+lib.supports = cub_supports(lib)
+
+op.implementations = {
+  lib = lib,
+  cuda = {
+    source = "radix_sort.cu",
+    description = "LSD radix sort, four 8-bit passes: one histogram kernel for all passes, then per pass one kernel of BLOCK x ITEMS-key tiles: stable warp ranking by ballots, decoupled look-back over tiles' digit counts, shared-memory scatter, coalesced digit runs out",
+    default = { BLOCK = 256, ITEMS = 16 },
+    space = { BLOCK = { 256, 512, 1024 }, ITEMS = { 8, 12, 16, 20 } },
+    supports = supports,
+    -- registers: ITEMS keys and ITEMS ranks a thread plus about 24 (what __launch_bounds__(BLOCK)
+    -- leaves a thread); shared memory: the tile, a 256-counter row per warp, the digit tables
+    valid = function(case, cfg)
+      local smem = cfg.BLOCK * cfg.ITEMS * 4 + (cfg.BLOCK // 32) * RADIX * 4 + RADIX * 12 + 64
+      return 2 * cfg.ITEMS + 24 <= math.min(255, 65536 // cfg.BLOCK) and smem <= SMEM_OPTIN
+    end,
+    plan = function(case, ins, outs, cfg, ctx)
+      local n = case.params.n
+      local nt = tiles(n, cfg)
+      local defs = { SORT_KIND = 1, BLOCK = cfg.BLOCK, ITEMS = cfg.ITEMS }
+      local ws = ctx.empty({ PASSES * nt * RADIX + PASSES * RADIX + PASSES }, "int32")
+      local tmp = ctx.empty({ n }, "int32")
+      local hist_grid = math.max(1, math.min(ctx.cdiv(n, 4096), (ctx.props.sm_count or 132) * 8))
+      local steps = {
+        { fn = ctx:kernel("radix_sort.cu", "radix_sort_zero", defs), grid = { 1 }, block = { 256 },
+          args = { ws, ctx.i64(nt) } },
+        { fn = ctx:kernel("radix_sort.cu", "radix_sort_hist", defs), grid = { hist_grid }, block = { 256 },
+          args = { ins.input, ws, ctx.i64(n), ctx.i64(nt) } },
+      }
+      -- input -> tmp -> out -> tmp -> out: the input is only read
+      local pass_fn = ctx:kernel("radix_sort.cu", "radix_sort_pass", defs)
+      local from = { ins.input, tmp, outs.out, tmp }
+      local to = { tmp, outs.out, tmp, outs.out }
+      for p = 0, PASSES - 1 do
+        steps[#steps + 1] = { fn = pass_fn, grid = { nt }, block = { cfg.BLOCK }, smem = cfg.BLOCK * cfg.ITEMS * 4,
+                              args = { from[p + 1], to[p + 1], ws, ctx.i64(n), ctx.i64(nt), ctx.i32(p) } }
+      end
+      return ctx.plan(steps)
+    end,
+  },
+  -- radix_sort_triton.py: Triton, compiled ahead of time (selected with --impl triton)
+  triton = {
+    description = "Triton: LSD radix sort, four 8-bit passes of four kernels: per-program tl.histogram, a scan per digit over the programs, the digits' bases, a stable in-program rank by tl.sort of (digit, index) and the scatter",
+    default = { BLOCK = 2048, num_warps = 8 },
+    space = { BLOCK = { 1024, 2048, 4096 }, num_warps = { 4, 8, 16 } },
+    plan = function(case, ins, outs, cfg, ctx)
+      local n = case.params.n
+      local nb = ctx.cdiv(n, cfg.BLOCK)
+      local tmp = ctx.empty({ n }, "int32")
+      local counts = ctx.empty({ RADIX * nb }, "int32")
+      local starts = ctx.empty({ nb * RADIX }, "int32")
+      local totals = ctx.empty({ RADIX }, "int32")
+      local base = ctx.empty({ RADIX }, "int32")
+      local from = { ins.input, tmp, outs.out, tmp }
+      local to = { tmp, outs.out, tmp, outs.out }
+      local steps = {}
+      local file = "radix_sort_triton.py"
+      for p = 0, PASSES - 1 do
+        local shift, flip = ctx.i32(8 * p), ctx.i32(p == PASSES - 1 and 128 or 0)
+        steps[#steps + 1] = ctx:triton { file = file, kernel = "radix_hist_kernel", grid = { nb },
+          args = { src = from[p + 1], counts = counts, starts = starts, n = ctx.i64(n), nblocks = ctx.i32(nb),
+                   shift = shift, flip = flip },
+          constexprs = { BLOCK = cfg.BLOCK }, num_warps = cfg.num_warps, num_stages = 1 }
+        steps[#steps + 1] = ctx:triton { file = file, kernel = "radix_scan_rows_kernel", grid = { RADIX },
+          args = { counts = counts, totals = totals, nblocks = ctx.i32(nb) },
+          constexprs = { CHUNK = 1024 }, num_warps = 4, num_stages = 1 }
+        steps[#steps + 1] = ctx:triton { file = file, kernel = "radix_digit_base_kernel", grid = { 1 },
+          args = { totals = totals, base = base }, constexprs = {}, num_warps = 4, num_stages = 1 }
+        steps[#steps + 1] = ctx:triton { file = file, kernel = "radix_scatter_kernel", grid = { nb },
+          args = { src = from[p + 1], dst = to[p + 1], counts = counts, starts = starts, base = base,
+                   n = ctx.i64(n), nblocks = ctx.i32(nb), shift = shift, flip = flip },
+          constexprs = { BLOCK = cfg.BLOCK }, num_warps = cfg.num_warps, num_stages = 1 }
+      end
+      return ctx.plan(steps)
+    end,
+  },
+}
+
+op.baseline = "lib"
+
+return op
