@@ -85,7 +85,8 @@ op.implementations = {
       local defs = { SORT_KIND = 1, BLOCK = cfg.BLOCK, ITEMS = cfg.ITEMS }
       local ws = ctx.empty({ PASSES * nt * RADIX + PASSES * RADIX + PASSES }, "int32")
       local tmp = ctx.empty({ n }, "int32")
-      local hist_grid = math.max(1, math.min(ctx.cdiv(n, 4096), (ctx.props.sm_count or 132) * 8))
+      -- 4 blocks a SM stream the input; each block adds its 1024 counts to the same 1024 words
+      local hist_grid = math.max(1, math.min(ctx.cdiv(n, 4096), (ctx.props.sm_count or 132) * 4))
       local steps = {
         { fn = ctx:kernel("radix_sort.cu", "radix_sort_zero", defs), grid = { 1 }, block = { 256 },
           args = { ws, ctx.i64(nt) } },

@@ -25,6 +25,7 @@ function op.reference(case, ins, outs, ctx)
 end
 
 local MAX_K = 8192 -- the final network (P keys) in 32 KiB of static shared memory
+local SMEM_OPTIN = 232448 -- H100/H200 per-block opt-in (valid sees no device)
 
 local function supports(case)
   local p = case.params
@@ -71,14 +72,31 @@ op.implementations = {
   cuda = {
     source = "top_k_selection.cu",
     description = "radix select: 12-bit key histogram, gather of the bins above the k-th key's and of its bin (warp-aggregated atomics), one block refining the k-th key on the last 20 bits and sorting the k by a shared-memory bitonic network",
-    default = { BLOCK = 512, BPS = 2, FBLOCK = 1024 },
+    -- SINGLE: the largest N done by one block in shared memory (topk_single, one launch; 0: never)
+    default = { BLOCK = 512, BPS = 2, FBLOCK = 1024, SINGLE = 16384 },
     -- BPS: blocks a SM for the two passes over x (the grid, capped by the vectors there are)
-    space = { BLOCK = { 256, 512, 1024 }, BPS = { 1, 2, 4 }, FBLOCK = { 256, 512, 1024 } },
+    space = { BLOCK = { 256, 512, 1024 }, BPS = { 1, 2, 4 }, FBLOCK = { 256, 512, 1024 }, SINGLE = { 0, 16384, 32768 } },
     supports = supports,
-    valid = function(case, cfg) return cfg.BLOCK * cfg.BPS <= 2048 end,
+    valid = function(case, cfg)
+      local p = case.params
+      local single = p.N <= cfg.SINGLE
+      if single then return (p.N + kp_of(p.k)) * 4 + 16384 + 64 <= SMEM_OPTIN end
+      return cfg.BLOCK * cfg.BPS <= 2048
+    end,
+    -- one block: BLOCK and BPS do not matter; many blocks: SINGLE's value does not
+    launch_key = function(case, cfg)
+      if case.params.N <= cfg.SINGLE then return "single FBLOCK=" .. cfg.FBLOCK end
+      return string.format("multi BLOCK=%d BPS=%d FBLOCK=%d", cfg.BLOCK, cfg.BPS, cfg.FBLOCK)
+    end,
     plan = function(case, ins, outs, cfg, ctx)
       local p = case.params
       local defs = { SORT_KIND = 2, BLOCK = cfg.BLOCK, FBLOCK = cfg.FBLOCK, P = kp_of(p.k) }
+      if p.N <= cfg.SINGLE then -- BLOCK does not reach this kernel: one compile whatever it is
+        local sdefs = { SORT_KIND = 2, FBLOCK = cfg.FBLOCK, P = kp_of(p.k) }
+        return ctx.plan { { fn = ctx:kernel("top_k_selection.cu", "topk_single", sdefs), grid = { 1 },
+                            block = { cfg.FBLOCK }, smem = (p.N + kp_of(p.k)) * 4,
+                            args = { ins.input, outs.out, ctx.i32(p.N), ctx.i32(p.k) } } }
+      end
       local ws = ctx.empty({ 4096 + 2 }, "int32")
       local sel = ctx.empty({ p.k }, "int32")
       local cand = ctx.empty({ p.N }, "int32")

@@ -220,3 +220,58 @@ extern "C" __global__ void __launch_bounds__(FBLOCK) topk_final(const uint32_t *
   }
   for (int i = t; i < k; i += FBLOCK) out[i] = tb_sort_value(s_buf[i]);
 }
+
+// Small inputs (n <= the SINGLE bound of operator.lua): everything in one block, one launch (the
+// four kernels above are launch-bound there). The n keys and the final network live in dynamic
+// shared memory (n + P keys); radix select over 12, 8, 8 and 4 bits of the keys held there, then
+// the keys above T, `ties` copies of T and the descending network as in topk_final.
+extern "C" __global__ void __launch_bounds__(FBLOCK) topk_single(const float *__restrict__ x, float *__restrict__ out,
+                                                                int n, int k) {
+  extern __shared__ uint32_t s_dyn[];
+  uint32_t *s_keys = s_dyn, *s_buf = s_dyn + n;
+  __shared__ uint32_t s_h[BINS];
+  __shared__ uint32_t s_prefix, s_need, s_fill;
+  const int t = threadIdx.x;
+  for (int i = t; i < n; i += FBLOCK) s_keys[i] = tb_sort_key(x[i]);
+  if (t == 0) { s_prefix = 0; s_need = (uint32_t)k; s_fill = 0; }
+  const int widths[4] = {12, 8, 8, 4};
+  int low = 32;
+  for (int round = 0; round < 4; round++) {
+    const int width = widths[round];
+    low -= width;
+    for (int i = t; i < (1 << width); i += FBLOCK) s_h[i] = 0;
+    __syncthreads(); // also orders the keys' stores before the first round reads them
+    const uint32_t prefix = s_prefix;
+    for (int i = t; i < n; i += FBLOCK) {
+      const uint32_t key = s_keys[i];
+      if (round == 0 || (key >> (low + width)) == prefix) atomicAdd(&s_h[(key >> low) & ((1u << width) - 1u)], 1u);
+    }
+    __syncthreads();
+    if (t < 32) {
+      uint32_t rest;
+      const uint32_t d = warp_pick(s_h, width, s_need, &rest);
+      if (t == 0) { s_prefix = (prefix << width) | d; s_need = rest; }
+    }
+    __syncthreads();
+  }
+  const uint32_t T = s_prefix, ties = s_need;
+  for (int i = t; i < n; i += FBLOCK) {
+    const uint32_t key = s_keys[i];
+    if (key > T) s_buf[atomicAdd(&s_fill, 1u)] = key;
+  }
+  __syncthreads();
+  const uint32_t filled = s_fill;
+  for (uint32_t i = filled + t; i < P; i += FBLOCK) s_buf[i] = i < filled + ties ? T : 0u;
+  __syncthreads();
+  for (int kk = 2; kk <= P; kk <<= 1) {
+    for (int j = kk >> 1; j > 0; j >>= 1) {
+      for (int q = t; q < P / 2; q += FBLOCK) {
+        const int i = ((q & ~(j - 1)) << 1) | (q & (j - 1)), l = i | j;
+        const uint32_t a = s_buf[i], c = s_buf[l];
+        if ((i & kk) == 0 ? a < c : a > c) { s_buf[i] = c; s_buf[l] = a; }
+      }
+      __syncthreads();
+    }
+  }
+  for (int i = t; i < k; i += FBLOCK) out[i] = tb_sort_value(s_buf[i]);
+}
