@@ -24,6 +24,11 @@
 -- CPU (jacobi bit for bit: it emulates every rounding) and also run their `triton` default;
 -- gaussian_blur's generated kernel is checked (in [0, 1], summing to 1); 2d_max_pooling gets
 -- planted NaN and -inf (NaN propagates, exactly as the CPU says).
+-- Issue 18's sorting operators (radix_sort, top_k_selection, bitonic_sort; docs/SORTING.md): the
+-- reference against a plain Lua sort exactly, cuda (and lib where libtb_cub.so opens) in a spread
+-- of its space and triton's default; then planted values (duplicates past k, NaN of both signs,
+-- +-inf, signed zeros, subnormals; negative and extreme int32): NaN last in a sort, first in a
+-- top-k, every value as often as it occurs.
 -- Exits 77 (skipped) where no device is present.
 -- usage: tilebench script tests/gpu/operators_cpu_check.lua [--compile-only] [OPERATOR ...]
 --   --compile-only: no device needed; compiles every kernel the check would run into the NVRTC
