@@ -53,4 +53,27 @@ function M.reference(ctx, x, out, n, count, dtype, desc)
   return ctx.plan(steps)
 end
 
+-- `lib` of radix_sort and top_k_selection: CUB (docs/SORTING.md) through libtb_cub.so, built with
+-- nvcc where the build found it and opened with dlopen (tb.cub); unsupported, with every place
+-- searched, where it is absent. The row's configuration records CUB's version, its note the call.
+local function cub_version_string(v) return string.format("%d.%d.%d", v // 100000, v // 100 % 1000, v % 100) end
+
+-- supports(case) for the lib table spec: the operator's own supports first, then the library
+function M.cub_supports(spec, supports)
+  return function(case)
+    local ok_s, why_s = supports(case)
+    if not ok_s then return false, why_s end
+    local cub = require("tb.cub")
+    local ok, why = cub.available()
+    if not ok then return false, "CUB: " .. tostring(why) end
+    spec.default = { cub = cub_version_string(cub.version().version) }
+    return true
+  end
+end
+
+-- the plan's note (the row's note_lib): CUB's version, what it is asked, its temporary storage
+function M.cub_note(call)
+  return string.format("CUB %s; %s", cub_version_string(require("tb.cub").version().version), call:describe())
+end
+
 return M

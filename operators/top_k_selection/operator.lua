@@ -34,25 +34,9 @@ local function supports(case)
   return true
 end
 
--- `lib`: CUB (docs/SORTING.md): libtb_cub.so, built with nvcc where the build found it and opened
--- with dlopen (tb.cub); unsupported with every place searched where it is absent. The row's
--- configuration records the CUB version the library was built with.
-local function cub_version_string(v) return string.format("%d.%d.%d", v // 100000, v // 100 % 1000, v % 100) end
-
-local function cub_supports(spec)
-  return function(case)
-    local ok_s, why_s = supports(case)
-    if not ok_s then return false, why_s end
-    local cub = require("tb.cub")
-    local ok, why = cub.available()
-    if not ok then return false, "CUB: " .. tostring(why) end
-    spec.default = { cub = cub_version_string(cub.version().version) }
-    return true
-  end
-end
-
 local function kp_of(k) return math.max(2, sorting.pow2_at_least(k)) end
 
+-- `lib`: CUB through libtb_cub.so (sorting.lua, docs/SORTING.md)
 local lib = {
   description = "CUB's DeviceRadixSort::SortKeysDescending of all N fp32 keys into a scratch buffer, the first k copied out by a kernel (libtb_cub.so, nvcc-built; tb.cub)",
   default = {},
@@ -61,11 +45,14 @@ local lib = {
     local p = case.params
     local temp = ctx.empty({ math.max(1, cub.temp_bytes("topk_f32", p.N)) }, "uint8")
     local scratch = ctx.empty({ p.N }, "fp32")
-    return ctx.plan { { call = cub.sort { op = "topk_f32", input = ins.input, out = outs.out, temp = temp,
-                                          scratch = scratch, n = p.N, k = p.k } } }
+    local c = cub.sort { op = "topk_f32", input = ins.input, out = outs.out, temp = temp, scratch = scratch,
+                         n = p.N, k = p.k }
+    local plan = ctx.plan { { call = c } }
+    plan.note = sorting.cub_note(c) -- the row's note_lib: CUB's version, the call, its storage
+    return plan
   end,
 }
-lib.supports = cub_supports(lib)
+lib.supports = sorting.cub_supports(lib, supports)
 
 op.implementations = {
   lib = lib,
