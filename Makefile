@@ -10,7 +10,7 @@ RUN_ARGS ?= campaigns/smoke.lua $(if $(GPU),--gpu $(GPU),)
 DEB_PKGS := cmake build-essential pkg-config liblua5.4-dev lua-filesystem-dev lua-cjson-dev \
             libyaml-dev lua-busted python3 libpython3-dev $(DEB_EXTRA)
 
-.PHONY: all build run test test-gpu deps clean
+.PHONY: all build run test test-gpu test-slurm deps clean
 
 all: build
 
@@ -43,6 +43,11 @@ test: build
 
 test-gpu: build
 	cd $(BUILD) && ctest --output-on-failure -L gpu
+
+# tests/slurm: a one-node Slurm cluster on localhost (root; Debian's slurmctld, slurmd,
+# slurm-client and munge: .ci/run installs them). The tests skip (77) unless asked for.
+test-slurm: build
+	cd $(BUILD) && TB_SLURM_TEST=1 ctest --output-on-failure -L slurm
 
 clean:
 	rm -rf $(BUILD)

@@ -97,3 +97,13 @@ foreach(t test_dnn test_dnn_sdpa)
   target_compile_definitions(${t} PRIVATE STUB_CUDNN_PATH="$<TARGET_FILE:stub_cudnn>")
   add_dependencies(${t} stub_cudnn)
 endforeach()
+
+# tests/slurm/*.sh: `tilebench slurm` through a real one-node Slurm cluster started by the test
+# (scripts/slurm_local.sh). Label slurm; each skips (77) without Slurm, root or TB_SLURM_TEST=1.
+file(GLOB TB_SLURM_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/slurm/*.sh)
+foreach(t ${TB_SLURM_TESTS})
+  get_filename_component(n ${t} NAME_WE)
+  add_test(NAME slurm_${n} COMMAND bash ${t} WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+  set_tests_properties(slurm_${n} PROPERTIES ENVIRONMENT "${TB_TEST_ENV}" SKIP_RETURN_CODE 77 LABELS slurm
+                       TIMEOUT 600)
+endforeach()

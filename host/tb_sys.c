@@ -14,6 +14,9 @@
  *   proc:read_line([timeout_s]) -> line | nil, "timeout" | nil, "eof"
  *       The next line of the child's stdout without its newline; waits at most timeout_s
  *       seconds (nil: forever). Captured stderr is drained meanwhile so the child never blocks.
+ *   sys.poll({proc, ...}, timeout_s) -> true | false   waits until one of the children has a
+ *       line for read_line (or its stdout ended), or timeout_s passed (false); one parent
+ *       waiting on several workers at once (one per GPU, tilebench.pools).
  *   proc:stderr_tail([nlines]) -> string   the last lines the child wrote to stderr (default 20)
  *   proc:take_stderr() -> string          stderr captured since the last call (for logs)
  *   proc:kill([signal]) -> true | nil, message    signal: "KILL" (default), "TERM", "INT", number
@@ -440,6 +443,7 @@ static int proc_read_line(lua_State *L) {
   proc *p = check_proc(L, 1);
   double timeout = luaL_optnumber(L, 2, -1);
   double deadline = timeout >= 0 ? now_monotonic() + timeout : -1;
+  int last_look = 0;
   for (;;) {
     char *nl = p->out.len ? memchr(p->out.data, '\n', p->out.len) : NULL;
     if (nl) return push_line(L, p, (size_t)(nl - p->out.data));
@@ -461,13 +465,16 @@ static int proc_read_line(lua_State *L) {
     int ms = -1;
     if (deadline >= 0) {
       double left = deadline - now_monotonic();
-      if (left <= 0) {
+      if (left <= 0 && last_look) {
         drain_stderr(p);
         luaL_pushfail(L);
         lua_pushliteral(L, "timeout");
         return 2;
       }
-      ms = (int)(left * 1000.0) + 1;
+      /* past the deadline: one look without waiting at what already arrived, so a line written
+       * while this process was busy elsewhere (timeout 0: sys.poll's callers) is not a timeout */
+      if (left <= 0) last_look = 1;
+      ms = left <= 0 ? 0 : (int)(left * 1000.0) + 1;
     }
     int r = poll(fds, (nfds_t)nfds, ms);
     if (r < 0) {
@@ -479,6 +486,68 @@ static int proc_read_line(lua_State *L) {
       ssize_t got = drain(p->out_fd, &p->out, NULL);
       if (got == -2) return luaL_error(L, "read_line: out of memory");
       if (got == 0) close_fd(&p->out_fd);
+    }
+  }
+}
+
+/* Whether read_line would return at once: a whole line buffered, or stdout at its end. */
+static int proc_ready(const proc *p) {
+  if (p->out_fd < 0) return 1;
+  return p->out.len && memchr(p->out.data, '\n', p->out.len) != NULL;
+}
+
+#define POLL_MAX 64
+
+/* sys.poll({proc, ...}, timeout_s): waits until one of the children has a line to read (or its
+ * stdout ended), or timeout_s passed; drains what arrives meanwhile, stderr too. One parent
+ * waiting on several workers (one per GPU) at once. */
+static int sys_poll(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  double timeout = luaL_checknumber(L, 2);
+  lua_Integer n = luaL_len(L, 1);
+  if (n > POLL_MAX) return luaL_error(L, "poll: at most %d processes", POLL_MAX);
+  proc *ps[POLL_MAX];
+  for (lua_Integer i = 1; i <= n; i++) {
+    lua_geti(L, 1, i);
+    ps[i - 1] = check_proc(L, -1);
+    lua_pop(L, 1);
+  }
+  double deadline = now_monotonic() + (timeout > 0 ? timeout : 0);
+  for (;;) {
+    for (lua_Integer i = 0; i < n; i++) {
+      if (proc_ready(ps[i])) {
+        lua_pushboolean(L, 1);
+        return 1;
+      }
+    }
+    struct pollfd fds[2 * POLL_MAX];
+    proc *owner[2 * POLL_MAX];
+    int nfds = 0;
+    for (lua_Integer i = 0; i < n; i++) {
+      if (ps[i]->out_fd >= 0) { fds[nfds].fd = ps[i]->out_fd; fds[nfds].events = POLLIN; owner[nfds++] = ps[i]; }
+      if (ps[i]->err_fd >= 0) { fds[nfds].fd = ps[i]->err_fd; fds[nfds].events = POLLIN; owner[nfds++] = ps[i]; }
+    }
+    double left = deadline - now_monotonic();
+    int ms = left <= 0 ? 0 : (int)(left * 1000.0) + 1;
+    int r = poll(fds, (nfds_t)nfds, ms);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return luaL_error(L, "poll: %s", strerror(errno));
+    }
+    for (int i = 0; i < nfds; i++) {
+      if (!fds[i].revents) continue;
+      proc *p = owner[i];
+      if (fds[i].fd == p->err_fd) {
+        drain_stderr(p);
+      } else if (fds[i].fd == p->out_fd) {
+        ssize_t got = drain(p->out_fd, &p->out, NULL);
+        if (got == -2) return luaL_error(L, "poll: out of memory");
+        if (got == 0) close_fd(&p->out_fd);
+      }
+    }
+    if (r == 0 && left <= 0) {
+      lua_pushboolean(L, 0);
+      return 1;
     }
   }
 }
@@ -903,7 +972,7 @@ static const luaL_Reg proc_meta[] = {
 };
 
 static const luaL_Reg sys_funcs[] = {
-  {"spawn", sys_spawn}, {"catch_interrupts", sys_catch_interrupts},
+  {"spawn", sys_spawn}, {"poll", sys_poll}, {"catch_interrupts", sys_catch_interrupts},
   {"release_interrupts", sys_release_interrupts}, {"interrupted", sys_interrupted},
   {"monotonic", sys_monotonic}, {"time", sys_time}, {"iso_time", sys_iso_time},
   {"sleep", sys_sleep}, {"isatty", sys_isatty}, {"term_width", sys_term_width},

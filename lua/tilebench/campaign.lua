@@ -23,6 +23,7 @@ M.FIELDS = {
   case_timeout = { "number", "seconds each implementation of a case may take, beyond the protocol's timeout, before its worker is killed (default 60)" },
   checks       = { "boolean", "honesty checks after each implementation's timed runs (tilebench.checks; default mode): a failed one is status refused" },
   metrics      = { "table", "extra metrics: {name = function(row) -> number|nil}, computed per row" },
+  devices      = { "table", "GPUs of this host to run on at once, e.g. {0, 1} (--devices; one worker pool per GPU)" },
 }
 
 -- The protocol's keys and their checks come from tb.timer.options (options.check_protocol).
@@ -32,6 +33,18 @@ M.DEFAULT_CASE_TIMEOUT = 60
 local function type_ok(v, spec)
   for t in spec:gmatch("[^|]+") do if type(v) == t then return true end end
   return false
+end
+
+-- The `devices` field (tilebench.pools runs them): a list of ordinals; true, or nil and why.
+function M.check_devices(v)
+  if #v == 0 then return nil, "must be a list of device ordinals, e.g. {0, 1}" end
+  local seen = {}
+  for _, d in ipairs(v) do
+    if math.type(d) ~= "integer" or d < 0 then return nil, string.format("holds %s, not a device ordinal", tostring(d)) end
+    if seen[d] then return nil, string.format("names device %d twice", d) end
+    seen[d] = true
+  end
+  return true
 end
 
 -- Checks a campaign table; errors name the file and the field.
@@ -77,6 +90,10 @@ function M.validate(c, where)
         .. "not speedup, rho, elib, status, reason, noise, nor ending in _error)", where, k), 0)
     end
   end
+  if c.devices then
+    local ok, why = M.check_devices(c.devices)
+    if not ok then error(string.format("%s: field 'devices' %s", where, why), 0) end
+  end
   if c.case_timeout and not (c.case_timeout > 0) then
     error(string.format("%s: field 'case_timeout' must be > 0", where), 0)
   end
@@ -106,11 +123,11 @@ function M.settings(c, overrides)
     operators = c.operators, exclude = c.exclude, dtypes = c.dtypes, cases = c.cases,
     impls = c.impls, modes = c.modes or { "default" }, protocol = {}, gate = nil,
     gate_exit = c.gate_exit or false, case_timeout = c.case_timeout or M.DEFAULT_CASE_TIMEOUT,
-    metrics = c.metrics, checks = c.checks or false,
+    metrics = c.metrics, checks = c.checks or false, devices = c.devices,
   }
   for k, v in pairs(c.protocol or {}) do s.protocol[k] = v end
   if c.gate then s.gate = { rho = c.gate.rho, elib = c.gate.elib } end
-  for _, k in ipairs({ "operators", "dtypes", "impls", "cases", "modes", "case_timeout" }) do
+  for _, k in ipairs({ "operators", "dtypes", "impls", "cases", "modes", "case_timeout", "devices" }) do
     if overrides[k] ~= nil then s[k] = overrides[k] end
   end
   if overrides.gate_exit then s.gate_exit = true end

@@ -6,7 +6,7 @@ local errors = require("tb.error")
 local M = {}
 
 -- Subcommands in the order --help lists them; each lives in lua/tilebench/cmd/<name>.lua.
-local commands = { "run", "compile", "task", "eval", "refine", "merge", "list", "show", "devices", "peaks", "aggregate", "report",
+local commands = { "run", "compile", "task", "eval", "refine", "merge", "slurm", "list", "show", "devices", "peaks", "aggregate", "report",
                    "compare", "script", "worker" }
 
 local function load_command(name)

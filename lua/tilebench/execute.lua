@@ -79,21 +79,14 @@ M.BAD = { slow = true, wrong = true, failed = true, timeout = true, refused = tr
 -- Runs items through executor:run(item) -> rows (always one per implementation), appending
 -- each item's rows to the journal (durable) before the next item starts. hooks: on_rows(item,
 -- rows), on_item_start(item), interrupted() -> truthy to stop between cases, metrics (the
--- campaign's extra metrics), peaks (the device's ceilings, for case_metrics). Returns
+-- campaign's extra metrics), peaks (the device's ceilings, for case_metrics). An executor with
+-- run_queue (tilebench.pools: one worker pool per GPU) takes the items from one queue itself and
+-- hands each back as it ends, in any order; each is journalled as it comes. Returns
 -- {done = n, interrupted = signal|nil, counts = {status = n}}.
 function M.execute(items, executor, jnl, hooks)
   hooks = hooks or {}
   local counts, done = {}, 0
-  for _, it in ipairs(items) do
-    local sig = hooks.interrupted and hooks.interrupted()
-    if sig then return { done = done, interrupted = sig, counts = counts } end
-    if hooks.on_item_start then
-      hooks.on_item_start(it)
-      -- an interrupt while the hook waited (the overlapped precompile phase) stops before the item
-      sig = hooks.interrupted and hooks.interrupted()
-      if sig then return { done = done, interrupted = sig, counts = counts } end
-    end
-    local rows = executor:run(it)
+  local function finish(it, rows)
     for _, r in ipairs(rows) do
       r.params = it._case and it._case.params or it.params -- exact grid values when planned here
       r.case_id = r.case_id or it.case_id
@@ -107,6 +100,25 @@ function M.execute(items, executor, jnl, hooks)
     jnl:append(rows)
     done = done + 1
     if hooks.on_rows then hooks.on_rows(it, rows) end
+  end
+  if executor.run_queue then
+    local res = executor:run_queue(items, { start = hooks.on_item_start, done = finish,
+                                            interrupted = hooks.interrupted })
+    return { done = done, interrupted = res.interrupted, counts = counts }
+  end
+  for _, it in ipairs(items) do
+    local sig = hooks.interrupted and hooks.interrupted()
+    if sig then return { done = done, interrupted = sig, counts = counts } end
+    if hooks.on_item_start then
+      hooks.on_item_start(it)
+      -- an interrupt while the hook waited (the overlapped precompile phase) stops before the item
+      sig = hooks.interrupted and hooks.interrupted()
+      if sig then return { done = done, interrupted = sig, counts = counts } end
+    end
+    local rows = executor:run(it)
+    -- a worker stopped from outside (tilebench.worker.OUTSIDE_SIGNALS): nothing journalled, stop
+    if executor.stopped then return { done = done, interrupted = executor.stopped, counts = counts } end
+    finish(it, rows)
   end
   local sig = hooks.interrupted and hooks.interrupted()
   return { done = done, interrupted = sig, counts = counts }

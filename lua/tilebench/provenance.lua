@@ -36,7 +36,8 @@ function M.collect(opts)
   local u = sys.uname() or {}
   local env_keep = {}
   for _, k in ipairs({ "CUDA_VISIBLE_DEVICES", "TILEBENCH_CUDA_LIB_DIR", "TILEBENCH_OPERATOR_PATH",
-                       "CUDA_HOME", "TILEBENCH_CACHE_DIR" }) do
+                       "CUDA_HOME", "TILEBENCH_CACHE_DIR", "SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID",
+                       "SLURM_ARRAY_TASK_ID", "SLURMD_NODENAME" }) do
     env_keep[k] = sys.getenv(k)
   end
   local w = opts.worker or {}
@@ -50,6 +51,7 @@ function M.collect(opts)
     lua = _VERSION,
     versions = w.versions, versions_error = w.versions_error,
     device = w.device,
+    devices = w.devices, -- `run --devices`: every GPU of the run, {ordinal, device, pid} (tilebench.pools)
     host = { hostname = sys.hostname(), sysname = u.sysname, release = u.release, machine = u.machine,
              version = u.version },
     environment = env_keep,

@@ -11,6 +11,13 @@ local M = {}
 
 M.HELLO_TIMEOUT = 120 -- seconds for a fresh worker to initialise the driver and answer
 
+-- Signals tilebench never sends its workers (it kills them with SIGKILL): a worker ended by one
+-- was stopped from outside with the whole job (Slurm's scancel or preemption, a batch system's
+-- time limit signal every process of the job), not by its item. Such an item is left out
+-- of the journal (its rows would read `failed`) and the run stops as if interrupted, so
+-- `run --resume` measures it again.
+M.OUTSIDE_SIGNALS = { SIGTERM = true, SIGINT = true, SIGHUP = true }
+
 local function last_line(text)
   local last
   for l in (text or ""):gmatch("[^\n]+") do if l:match("%S") then last = l end end
@@ -23,10 +30,38 @@ Pool.__index = Pool
 
 -- opts: exe (default this binary), device, runner (module name, for tests), env, log(text) for
 -- the workers' stderr, limit(item) -> seconds each implementation may take, on_event(text) for
--- crashes and restarts.
+-- crashes and restarts. opts.cooperative: the pool runs inside a coroutine beside others (one per
+-- GPU, tilebench.pools): instead of blocking on its worker it yields (proc, deadline) and is
+-- resumed when the worker may have answered or the deadline passed.
 function M.isolated(opts)
   opts = opts or {}
   return setmetatable({ opts = opts, proc = nil, started = 0, info = nil }, Pool)
+end
+
+-- The next line of the current worker within limit seconds: proc:read_line, or in a coroutine
+-- a look without waiting and a yield until sys.poll says the worker wrote or the time is up.
+function Pool:_read_line(limit)
+  if not (self.opts.cooperative and coroutine.isyieldable()) then return self.proc:read_line(limit) end
+  local deadline = sys.monotonic() + limit
+  while true do
+    local line, why = self.proc:read_line(0)
+    if line or why == "eof" then return line, why end
+    if sys.monotonic() >= deadline then return nil, "timeout" end
+    coroutine.yield(self.proc, deadline)
+  end
+end
+
+-- p:wait(grace), yielding in a coroutine instead of blocking the other pools.
+function Pool:_wait(p, grace)
+  if not (self.opts.cooperative and coroutine.isyieldable()) or not grace then return p:wait(grace) end
+  local deadline = sys.monotonic() + grace
+  while true do
+    local kind, val = p:wait(0)
+    if kind then return kind, val end
+    local now = sys.monotonic()
+    if now >= deadline then return nil, "timeout" end
+    coroutine.yield(nil, math.min(deadline, now + 0.02))
+  end
 end
 
 function Pool:_argv()
@@ -54,7 +89,7 @@ function Pool:_retire(grace)
   if not p then return nil end
   self.proc = nil
   p:close_stdin()
-  local kind, val = p:wait(grace or 2)
+  local kind, val = self:_wait(p, grace or 2)
   if not kind then
     p:kill("KILL")
     kind, val = p:wait()
@@ -74,7 +109,7 @@ function Pool:_start()
   self.proc = p
   self.started = self.started + 1
   p:write(journal.encode({ hello = true }) .. "\n")
-  local line, why = p:read_line(M.HELLO_TIMEOUT)
+  local line, why = self:_read_line(M.HELLO_TIMEOUT)
   self:_forward_stderr()
   local msg = line and journal.decode(line)
   if type(msg) ~= "table" or type(msg.hello) ~= "table" then
@@ -121,7 +156,7 @@ function Pool:_attempt(item, impls)
   local got, ready = {}, false
   local line, why
   while true do
-    line, why = self.proc:read_line(limit)
+    line, why = self:_read_line(limit)
     self:_forward_stderr()
     if not line then break end
     local msg, err = journal.decode(line)
@@ -144,6 +179,7 @@ function Pool:_attempt(item, impls)
   -- (the runner records its errors the same way), so one stop costs the whole group once.
   if not ready then
     local kind, val, tail = self:_retire(why == "timeout" and 0 or 5)
+    if kind == "signal" and M.OUTSIDE_SIGNALS[val] then return { stopped = val } end
     local reason = why == "timeout"
       and string.format("inputs/reference: no result within the time limit (%g s); worker killed", limit)
       or string.format("inputs/reference: worker %s", kind == "signal" and ("killed by " .. tostring(val))
@@ -166,6 +202,7 @@ function Pool:_attempt(item, impls)
              reason = string.format("no result within the time limit (%g s); worker killed", limit) }
   end
   local kind, val, tail = self:_retire(5)
+  if kind == "signal" and M.OUTSIDE_SIGNALS[val] then return { stopped = val } end
   local how = kind == "signal" and ("killed by " .. tostring(val))
     or string.format("exited with status %s", tostring(val))
   local last = last_line(tail)
@@ -182,13 +219,49 @@ end
 -- with several implementations unfinished re-runs each alone, so one broken implementation
 -- cannot take its neighbours' results with it; implementations skipped because an earlier one
 -- left the context unusable are re-run the same way.
+--
+-- Cooperative (one pool per GPU): a worker that cannot start loses the device. Before any of
+-- the item ran, run returns nil and why (the item goes to another GPU); after, the item's
+-- unfinished implementations are `failed` with the reason, and later calls return nil at once.
 function Pool:run(item)
+  if self.opts.cooperative then
+    if self.lost then return nil, self.lost end
+    if not self.proc then
+      local ok, err = pcall(self._start, self)
+      if not ok then
+        self.lost = tostring(err)
+        return nil, self.lost
+      end
+    end
+  end
   local final = {}
   local queue = { item.impls }
   while #queue > 0 do
     local group = table.remove(queue, 1)
-    local res = self:_attempt(item, group)
-    if res.rows then
+    local res
+    if self.stopped then break end
+    if self.opts.cooperative then
+      local ok, r = pcall(self._attempt, self, item, group)
+      if not ok then
+        self.lost = tostring(r)
+        self:_event(string.format("no worker starts any more; the GPU is lost to this run: %s", self.lost))
+        res = { error = string.format("device %s lost: %s", tostring(self.opts.device), self.lost), got = {} }
+        queue, group = {}, {} -- every implementation not finished yet is the device's loss
+        for _, impl in ipairs(item.impls) do
+          if not final[impl] then group[#group + 1] = impl end
+        end
+      else
+        res = r
+      end
+    else
+      res = self:_attempt(item, group)
+    end
+    if res.stopped then
+      self.stopped = res.stopped
+      self:_event(string.format("%s %s #%d: worker stopped by %s from outside (the job is ending?): the case is left "
+        .. "to --resume", item.operator, item.dtype, item.case_index, res.stopped))
+      return {}
+    elseif res.rows then
       local fatal, rerun = false, {}
       -- any row's fatal: with interleaved measuring (conditions = "interleave") the rows verified
       -- before the fault wait to be measured and are skipped too, not only the ones after it

@@ -148,6 +148,10 @@ expect 2 "6 journal entries are in more than one run, e\.g\. .* in both $s2 and 
 head -n 4 "$s3/journal.jsonl" >"$work/forged/short/journal.jsonl"
 expect 0 "warning: $work/forged/short \(shard 3/3\) lacks 3 of its 6 entries .*tilebench run --resume ${s3##*/} --gpu fake" \
   "$s1" "$s2" "$work/forged/short" --output short
+# --complete (the Slurm merge job): a missing or incomplete shard is refused, naming it
+expect 2 "merge: --complete: shard 2/3 missing" "$s1" "$s3" --complete
+expect 2 "merge: --complete: $work/forged/short \(shard 3/3\) lacks 3 of its 6 entries .*tilebench run --resume ${s3##*/} --gpu fake" \
+  "$s1" "$s2" "$work/forged/short" --complete
 expect 2 "give the run directories to merge"
 check "refused merges wrote no run" test "$(ls "$work/cluster/fake/runs" | wc -l)" -eq 10
 if [ $fail -ne 0 ]; then

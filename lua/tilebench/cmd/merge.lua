@@ -24,12 +24,14 @@ end
 M.spec = {
   { name = "gpu", type = "label", metavar = "LABEL", desc = "results namespace results/<LABEL>/ (default: the runs' label)" },
   { name = "output", type = "string", metavar = "RUN-ID", desc = "id of the merged run (default: a new one)", validate = run_id_ok },
+  { name = "complete", type = "flag",
+    desc = "refuse a missing or incomplete shard instead of warning (the Slurm merge job: tilebench slurm)" },
   { name = "recompute-metrics", type = "flag",
     desc = "derive rho, speedup, E_lib, the gate... again from the times (current formulas and peaks)" },
 }
 
 M.summary = "join the runs of a sharded campaign into one run and rebuild its CSVs"
-M.usage = "usage: tilebench merge RUN-DIR... [--gpu LABEL] [--output RUN-ID] [--recompute-metrics]\n\n"
+M.usage = "usage: tilebench merge RUN-DIR... [--gpu LABEL] [--output RUN-ID] [--complete] [--recompute-metrics]\n\n"
   .. "RUN-DIR is results/<gpu>/runs/<run-id> (or a run id found under results/*/runs) of one\n"
   .. "shard of a campaign run with --shard k/n. The merged run gets every journal entry once;\n"
   .. "results/<gpu>/csv/<op>_<mode>.csv and its raw/<op>.json are rebuilt from it. Missing\n"
@@ -234,6 +236,12 @@ function M.run(args)
     runs[#runs + 1] = load_run(d)
   end
   local missing = check_one_campaign(runs)
+  if opts.complete and #missing > 0 then
+    local ks = {}
+    for i, k in ipairs(missing) do ks[i] = string.format("%d/%d", k, runs[1].shard_n) end
+    options.usage_error("merge: --complete: shard%s %s missing (not among the runs given)", #ks == 1 and "" or "s",
+      table.concat(ks, ", "))
+  end
 
   local label = opts.gpu
   if not label then
@@ -274,6 +282,9 @@ function M.run(args)
     if path and path ~= os.getenv("TILEBENCH_OPERATOR_PATH") then
       why = string.format("%s; the runs had TILEBENCH_OPERATOR_PATH=%s", why, path)
     end
+    if opts.complete then
+      options.usage_error("merge: --complete: cannot tell whether the shards are complete: the campaign does not re-plan (%s)", why)
+    end
     warn("cannot re-plan the campaign (%s): implementation and dtype order taken from the journals", why)
     plan = {}
   else
@@ -283,7 +294,11 @@ function M.run(args)
       local want = rundir.item_keys(campaign.shard(items, r.shard_k, n))
       local lack = 0
       for _, k in ipairs(want) do if not done[k] then lack = lack + 1 end end
-      if lack > 0 then
+      if lack > 0 and opts.complete then
+        options.usage_error("merge: --complete: %s (shard %d/%d) lacks %d of its %d entries (failed, preempted or "
+          .. "killed?); finish it with: tilebench run --resume %s --gpu %s (tilebench slurm: submit the same "
+          .. "command again)", r.dir, r.shard_k, n, lack, #want, r.id, tostring(r.label))
+      elseif lack > 0 then
         warn("%s (shard %d/%d) lacks %d of its %d entries (interrupted? finish it first with: tilebench run --resume %s --gpu %s)",
           r.dir, r.shard_k, n, lack, #want, r.id, tostring(r.label))
       end

@@ -25,6 +25,12 @@ local function run_id_ok(v)
   return false, string.format("'%s' is not a run id (one path component of [A-Za-z0-9._+-])", v)
 end
 
+local function devices_ok(v)
+  local list, err = require("tilebench.pools").parse(v)
+  if not list then return false, err end
+  return true
+end
+
 -- --autotune-from: a run id (the --resume rule) or a run directory whose name is one.
 local function from_ok(v)
   if rundir.valid_run_id(v) or rundir.valid_run_id(require("tilebench.util").basename(v)) then return true end
@@ -38,6 +44,8 @@ M.spec = {
   { name = "cases", type = "string", metavar = "SPEC", desc = "case subset: 1-3,7 or first|last|ends|middle|all (1-based, per dtype)" },
   { name = "gpu", type = "label", metavar = "LABEL", desc = "results namespace results/<LABEL>/ (default: from the device name)" },
   { name = "device", type = "integer", metavar = "N", desc = "CUDA device ordinal", validate = nonneg },
+  { name = "devices", type = "string", metavar = "N,M,..", validate = devices_ok,
+    desc = "run on these GPUs of this host at once: one worker pool per GPU, fed from one queue; one journal and one set of CSVs (device_<impl> columns name each row's GPU)" },
   { name = "mode", type = "string", choices = { "default", "autotune" }, desc = "configuration mode (default: the campaign's, else default)" },
   { name = "autotune", type = "flag", desc = "same as --mode autotune" },
   { name = "autotune-search", type = "string", choices = { "halving", "exhaustive" },
@@ -64,6 +72,8 @@ M.spec = {
   { name = "case-timeout", type = "number", metavar = "S", desc = "seconds each implementation may take (plus --timeout), counted from the previous one's result, before its worker is killed (default 60)", validate = positive },
   { name = "shard", type = "string", metavar = "K/N", desc = "run only the K-th of N deterministic shards of the work items", validate = shard_ok },
   { name = "resume", type = "string", metavar = "RUN-ID", desc = "continue an interrupted run: skip what its journal holds", validate = run_id_ok },
+  { name = "run-id", type = "string", metavar = "ID", validate = run_id_ok,
+    desc = "the new run's id (default: the time and a random part); refused if that run exists (tilebench slurm names each shard's run)" },
   { name = "no-isolate", type = "flag", desc = "run cases in this process (debugging; a GPU fault ends the run)" },
   { name = "dry-run", type = "flag", desc = "print the cases that would run, run nothing" },
   { name = "quiet", type = "flag", desc = "no per-case lines" },
@@ -132,6 +142,7 @@ local function overrides_from(opts)
               protocol = M.protocol_overrides(opts) }
   if opts.autotune then opts.mode = "autotune" end
   if opts.mode then o.modes = { opts.mode } end
+  if opts.devices then o.devices = require("tilebench.pools").parse(opts.devices) end
   if opts["gate-rho"] or opts["gate-elib"] then o.gate = { rho = opts["gate-rho"], elib = opts["gate-elib"] } end
   if opts.cases then M.case_filter(opts.cases) end
   return o
@@ -251,10 +262,10 @@ function M.run(args)
   local run_id, run_dir, label, resumed, stored
   local stored_args = args
   if opts.resume then
-    local allowed = { resume = true, gpu = true, quiet = true, ["no-isolate"] = true }
+    local allowed = { resume = true, gpu = true, quiet = true, ["no-isolate"] = true, devices = true }
     for k in pairs(opts) do
       if not allowed[k] then
-        options.usage_error("option --resume: the run's own options are used; only --gpu, --quiet and --no-isolate may be added (got --%s)", k)
+        options.usage_error("option --resume: the run's own options are used; only --gpu, --quiet, --devices and --no-isolate may be added (got --%s)", k)
       end
     end
     if #pos > 0 then options.usage_error("option --resume: unexpected argument '%s'", pos[1]) end
@@ -266,9 +277,10 @@ function M.run(args)
     if not stored then options.usage_error("option --resume: %s", why) end
     local rec = stored
     stored_args = rec.args
-    local quiet, noiso = opts.quiet, opts["no-isolate"]
+    local quiet, noiso, devices = opts.quiet, opts["no-isolate"], opts.devices
     opts, pos = options.parse(rec.args, M.spec, "run")
     opts.quiet, opts["no-isolate"] = opts.quiet or quiet, opts["no-isolate"] or noiso
+    opts.devices = devices or opts.devices -- the GPUs this host has now
     run_id, label, resumed = rec.run_id, rec.label or label, true
   end
 
@@ -303,7 +315,14 @@ function M.run(args)
   local function log(text) if log_fh then log_fh:write(text); log_fh:flush() end end
   local progress
   local function event(text) if progress then progress:line("  ! " .. text) end end
-  if opts["no-isolate"] then
+  local devices = settings.devices
+  if devices and (opts.device or opts["no-isolate"]) then
+    options.usage_error("option --devices: not with --%s (each GPU has its own worker pool)", opts.device and "device" or "no-isolate")
+  end
+  if devices then
+    executor = require("tilebench.pools").new(devices, { limit = limit_of, log = log, on_event = event,
+      runner = os.getenv("TILEBENCH_RUNNER") })
+  elseif opts["no-isolate"] then
     executor = require("tilebench.worker").in_process({ device = opts.device, runner = os.getenv("TILEBENCH_RUNNER") })
   else
     executor = require("tilebench.worker").isolated({ device = opts.device, limit = limit_of, log = log,
@@ -312,7 +331,13 @@ function M.run(args)
   local hello = executor:hello()
   label = label or opts.gpu or label_from_device(hello.device)
 
-  if not resumed then run_id = rundir.new_run_id() end
+  if not resumed then run_id = opts["run-id"] or rundir.new_run_id() end
+  -- a directory without run.json is a run killed before it planned anything: it is taken over
+  if opts["run-id"] and not resumed and require("lfs").attributes(rundir.run_path(root, label, run_id) .. "/run.json") then
+    executor:close()
+    options.usage_error("option --run-id: %s exists (continue it with: tilebench run --resume %s --gpu %s)",
+      rundir.run_path(root, label, run_id), run_id, label)
+  end
   run_dir = run_dir or rundir.run_path(root, label, run_id)
   rundir.mkdirs(run_dir)
   log_fh = io.open(run_dir .. "/worker.log", "ab")
@@ -355,7 +380,8 @@ function M.run(args)
   io.write(string.format("run %s%s: %s, %d cases%s, %s on %s (%s)\n", run_id, resumed and " (resumed)" or "",
     settings.name or table.concat(order, ","), #items,
     resumed and string.format(" (%d left)", #todo) or "", label, hello.device and hello.device.name or "?",
-    opts["no-isolate"] and "in-process" or "isolated workers"))
+    opts["no-isolate"] and "in-process" or devices and ("isolated workers on devices " .. table.concat(devices, ","))
+      or "isolated workers"))
   io.write(string.format("  results: %s\n", run_dir))
   io.stdout:flush()
 
@@ -453,7 +479,7 @@ function M.run(args)
   sys.catch_interrupts()
   local ok, summary = pcall(execute.execute, todo, executor, jnl, {
     metrics = settings.metrics, peaks = peaks,
-    interrupted = function() return sys.interrupted() or executor.fatal end,
+    interrupted = function() return sys.interrupted() or executor.fatal or executor.stopped end,
     on_item_start = function(it)
       local key = it.operator .. " " .. it.mode
       local first = key ~= current_op

@@ -82,7 +82,7 @@ function M.run(args)
         if not runner_ok then
           info = { pid = sys.getpid(), error = "worker: cannot load the runner: " .. tostring(runner) }
         elseif runner.describe then
-          info = runner.describe()
+          info = runner.describe(opts.device)
         else
           info = M.describe(not selected and opts.device or nil)
         end
