@@ -11,6 +11,14 @@
 #       Then: export SLURM_CONF=DIR/slurm.conf for sbatch, squeue, scancel, sinfo.
 #   scripts/slurm_local.sh stop DIR           stop the three daemons (by their pid files; each
 #       wait bounded) and cancel what is left.
+# SLURM_PREFIX=P (a folder the packages were unpacked into with dpkg -x, scripts/slurm_debs.sh):
+#   the programs come from there instead of the system's. The daemons run with P's libraries on
+#   LD_LIBRARY_PATH and slurm.conf's PluginDir in P; the commands (sbatch, squeue, scancel,
+#   sinfo) become wrappers in DIR/bin that load P's libraries through the dynamic loader's
+#   --library-path, so the environment sbatch hands the jobs does not carry them; slurmd starts
+#   /usr/sbin/slurmstepd (a path built into it), so a wrapper is put there when none exists.
+#   Afterwards `. DIR/env.sh` sets PATH and SLURM_CONF for the commands.
+# SLURM_LOCAL_CPUS=N: the node offers N CPUs (default: all); 1 runs the tasks one at a time.
 # Needs Debian's slurmctld, slurmd, slurm-client and munge (apt-get install -y slurmctld slurmd
 # slurm-client munge); nothing is enabled as a system service.
 set -euo pipefail
@@ -33,7 +41,7 @@ stop_pid() { # pidfile: TERM, wait up to 15 s, then KILL
 
 if [ "$cmd" = stop ]; then
   if [ -f "$dir/slurm.conf" ]; then
-    SLURM_CONF=$dir/slurm.conf timeout 10 scancel --user="$(id -un)" 2>/dev/null || true
+    PATH=$dir/bin:$PATH SLURM_CONF=$dir/slurm.conf timeout 10 scancel --user="$(id -un)" 2>/dev/null || true
   fi
   stop_pid "$dir/slurmd.pid"
   stop_pid "$dir/slurmctld.pid"
@@ -42,12 +50,39 @@ if [ "$cmd" = stop ]; then
 fi
 [ "$cmd" = start ] || { echo "slurm_local.sh: unknown command '$cmd'" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "slurm_local.sh: needs root (slurmd starts jobs as their owner)" >&2; exit 2; }
+plugin_line=""
+echo "export SLURM_CONF=$dir/slurm.conf" >"$dir/env.sh"
+if [ -n "${SLURM_PREFIX:-}" ]; then
+  p=$(cd "$SLURM_PREFIX" && pwd)
+  libs=$p/usr/lib/x86_64-linux-gnu:$p/usr/lib/x86_64-linux-gnu/slurm-wlm:$p/lib/x86_64-linux-gnu
+  loader=$(ls /lib64/ld-linux-x86-64.so.2 /lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 2>/dev/null | head -1)
+  [ -n "$loader" ] || { echo "slurm_local.sh: no x86-64 dynamic loader found" >&2; exit 2; }
+  mkdir -p "$dir/bin"
+  for b in sbatch squeue sinfo scancel scontrol sacct; do
+    [ -x "$p/usr/bin/$b" ] && printf '#!/bin/sh\nexec %s --library-path %s %s "$@"\n' "$loader" "$libs" "$p/usr/bin/$b" >"$dir/bin/$b"
+    chmod +x "$dir/bin/$b" 2>/dev/null || true
+  done
+  for b in munged slurmctld slurmd; do
+    real=$p/usr/sbin/$b; [ -x "$real" ] || real=$p/usr/sbin/$b-wlm
+    printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$libs" "$real" >"$dir/bin/$b"
+    chmod +x "$dir/bin/$b"
+  done
+  if [ ! -e /usr/sbin/slurmstepd ]; then
+    printf '#!/bin/sh\n# slurm_local.sh (SLURM_PREFIX=%s)\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$p" "$libs" \
+      "$p/usr/sbin/slurmstepd-wlm" >/usr/sbin/slurmstepd
+    chmod +x /usr/sbin/slurmstepd
+    echo "slurm_local.sh: wrote /usr/sbin/slurmstepd (slurmd's built-in path) running $p's"
+  fi
+  plugin_line="PluginDir=$p/usr/lib/x86_64-linux-gnu/slurm-wlm"
+  export PATH=$dir/bin:$PATH
+  echo "export PATH=$dir/bin:\$PATH" >>"$dir/env.sh"
+fi
 for b in munged slurmctld slurmd sbatch squeue sinfo scancel; do
   command -v "$b" >/dev/null || { echo "slurm_local.sh: $b not found (apt-get install slurmctld slurmd slurm-client munge)" >&2; exit 2; }
 done
 
 host=$(hostname -s)
-cpus=$(nproc)
+cpus=${SLURM_LOCAL_CPUS:-$(nproc)} # SLURM_LOCAL_CPUS=1: one single-CPU task at a time
 mem=$(awk '/MemTotal/ {print int($2 / 1024 * 0.8)}' /proc/meminfo)
 mkdir -p "$dir/state" "$dir/spool" "$dir/munge"
 chmod 700 "$dir/munge"
@@ -97,6 +132,7 @@ MpiDefault=none
 KillWait=5
 MinJobAge=300
 $gres_line
+$plugin_line
 NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem$node_gres State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
@@ -108,7 +144,7 @@ slurmd -f "$SLURM_CONF"
 for _ in $(seq 1 120); do
   state=$(timeout 5 sinfo -h -N -o %t 2>/dev/null | head -1 || true)
   case "$state" in inval*|drain*) break ;; esac
-  case "$state" in idle*) echo "slurm_local.sh: node $host idle ($cpus CPUs${node_gres:+,$node_gres}); export SLURM_CONF=$SLURM_CONF"; exit 0 ;; esac
+  case "$state" in idle*) echo "slurm_local.sh: node $host idle ($cpus CPUs${node_gres:+,$node_gres}); . $dir/env.sh for the commands"; exit 0 ;; esac
   sleep 0.5
 done
 echo "slurm_local.sh: the node did not come up (state '${state:-none}'); logs:" >&2

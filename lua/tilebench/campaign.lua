@@ -78,7 +78,8 @@ function M.validate(c, where)
     end
   end
   -- A metric becomes the CSV columns <name>_<impl>: an identifier, not a standard column's.
-  local taken = { speedup = true, rho = true, elib = true, status = true, reason = true, noise = true }
+  local taken = { speedup = true, rho = true, elib = true, status = true, reason = true, noise = true,
+                  device = true } -- device: the GPU of a row under --devices (tilebench.pools)
   for name in pairs(require("tilebench.metrics").COLUMNS) do taken[name] = true end
   for name in pairs(require("tilebench.execute").POWER_COLUMNS) do taken[name] = true end
   for k, v in pairs(c.metrics or {}) do
@@ -87,7 +88,7 @@ function M.validate(c, where)
     end
     if not k:match("^[%a_][%w_]*$") or taken[k] or k:match("_error$") then
       error(string.format("%s: field 'metrics': '%s' cannot name CSV columns <name>_<impl> (an identifier, "
-        .. "not speedup, rho, elib, status, reason, noise, nor ending in _error)", where, k), 0)
+        .. "not speedup, rho, elib, status, reason, noise, device, nor ending in _error)", where, k), 0)
     end
   end
   if c.devices then

@@ -150,9 +150,11 @@ function Multi:run_queue(items, hooks)
       end
     end
   end
-  local function collect()
+  local function collect() -- true when an item ended
+    local any = false
     for i, t in pairs(busy) do
       if t.ended then
+        any = true
         busy[i] = nil
         if not t.ok then error(t.err, 0) end
         local rows, why = t.result[1], t.result[2]
@@ -178,17 +180,15 @@ function Multi:run_queue(items, hooks)
         end
       end
     end
+    return any
   end
   while true do
-    dispatch()
-    collect()
-    if not next(busy) then
-      dispatch() -- what collect gave back (a lost device's item) or a device freed meanwhile
-      if not next(busy) then break end
-    end
+    -- hand out work until nothing more ends at once (an item can end in its first resume: a lost
+    -- device's, given back; a freed device takes the next)
+    repeat dispatch() until not collect()
+    if not next(busy) then break end
     wait_any(busy)
     for _, t in pairs(busy) do resume(t) end
-    collect()
   end
   if not stop and (nxt <= #items or #back > 0) then
     local lost = {}

@@ -423,11 +423,12 @@ function M.build(o)
     local power_names, metric_names, rho_names = {}, {}, {}
     local rho_columns = require("tilebench.metrics").COLUMNS
     for _, name in ipairs(t.extra or {}) do
-      if require("tilebench.execute").POWER_COLUMNS[name] then power_names[#power_names + 1] = name
+      if require("tilebench.execute").POWER_COLUMNS[name] or name == "device" then power_names[#power_names + 1] = name
       elseif rho_columns[name] then rho_names[#rho_names + 1] = name
       else metric_names[#metric_names + 1] = name end
     end
-    extra_table("Clock and power (median SM clock in MHz; share of samples under a power or thermal cap)", power_names)
+    extra_table("Clock and power (median SM clock in MHz; share of samples under a power or thermal cap; device: " ..
+      "the GPU of a run on several, docs/SCALE-OUT.md)", power_names)
     extra_table("rho beside TileBench's (rho_tilebench: its bytes against the copy rate; ceiling_gbs: the memory " ..
       "ceiling rho used; l2_ratio: working set / L2; l2_near: 1 within " .. require("tilebench.peaks").L2_NEAR ..
       " x L2; docs/MEASUREMENT.md)", rho_names)
