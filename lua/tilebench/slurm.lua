@@ -29,11 +29,13 @@ local function words(list)
   return table.concat(out, " ")
 end
 
--- The stored args of a run without what differs between shards (--shard, --run-id).
+-- The stored args of a run without what differs between shards (--shard, --run-id) and what
+-- only changes its output (--quiet).
 function M.campaign_args(args)
   local out, skip = {}, false
   for _, a in ipairs(args or {}) do
     if skip then skip = false
+    elseif a == "--quiet" then -- nothing to skip
     elseif a == "--shard" or a == "--run-id" then skip = true
     elseif not (a:match("^%-%-shard=") or a:match("^%-%-run%-id=")) then out[#out + 1] = a end
   end

@@ -24,7 +24,7 @@ describe("tilebench.slurm", function()
 
   it("drops what differs between shards from a run's args", function()
     assert.same({ "suite", "--gpu", "H200" },
-      slurm.campaign_args({ "suite", "--shard", "1/4", "--gpu", "H200", "--run-id", "x", "--shard=2/4" }))
+      slurm.campaign_args({ "suite", "--shard", "1/4", "--gpu", "H200", "--run-id", "x", "--shard=2/4", "--quiet" }))
   end)
 
   it("writes an array script that runs or resumes its shard, and a merge that refuses incomplete shards", function()
