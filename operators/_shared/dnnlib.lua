@@ -24,12 +24,15 @@ function M.supports(make_probe)
   return true
 end
 
--- "cuDNN engine 8 (knobs 3=1 5=2), heuristic choice 1 of 4, workspace 0 B": cuDNN's global engine
--- index, its knob choices (cuDNN's knob type = value), its place in the heuristic's list.
+-- "cuDNN 9.19.0 engine 8 (knobs 3=1 5=2), heuristic choice 1 of 4, workspace 0 B": the library's
+-- version (engine numbers are a version's), cuDNN's global engine index, its knob choices (cuDNN's
+-- knob type = value), its place in the heuristic's list.
 function M.note(graph)
   local e = graph:engine()
-  return string.format("cuDNN engine %d (knobs %s), heuristic choice %d of %d, workspace %d B", e.global_index,
-    e.knobs_text ~= "" and e.knobs_text or "none", e.choice, e.candidates, e.workspace_bytes)
+  local v = require("tb.dnn").version().version -- cuDNN 9: major * 10000 + minor * 100 + patch
+  return string.format("cuDNN %d.%d.%d engine %d (knobs %s), heuristic choice %d of %d, workspace %d B", v // 10000,
+    v // 100 % 100, v % 100, e.global_index, e.knobs_text ~= "" and e.knobs_text or "none", e.choice, e.candidates,
+    e.workspace_bytes)
 end
 
 -- The plan that runs graph (a tb.dnn op bound to the case's buffers), noting its engine.

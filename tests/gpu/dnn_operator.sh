@@ -2,8 +2,8 @@
 # GPU: the cuDNN `lib` implementations end to end with the real runner: batch_normalization's (the
 # first and last case of every dtype) and flash_attention's (its first case, S = 1024, causal, B 4,
 # H 32, D 128) verify against the reference (status ok); each lib row's note in the raw results
-# names the engine cuDNN chose ("cuDNN engine N (knobs ...), heuristic choice R of K, workspace W
-# B") and its configuration is empty (the engine is no longer a configuration); the CSV has the
+# names cuDNN's version and the engine it chose ("cuDNN 9.x.y engine N (knobs ...), heuristic choice R
+# of K, workspace W B") and its configuration is empty (the engine is no longer a configuration); the CSV has the
 # column note_lib. Exits 77 without a GPU or without cuDNN.
 set -u
 TB=${TILEBENCH:?}
@@ -27,7 +27,7 @@ for _, r in ipairs(rows) do
     local note = r.note or ""
     if r.status ~= "ok" then
       print(string.format("FAIL %s: %s: %s", what, tostring(r.status), tostring(r.reason))); bad = 1
-    elseif not note:match("^cuDNN engine %-?%d+ %(knobs .*%), heuristic choice %d+ of %d+, workspace %d+ B$") then
+    elseif not note:match("^cuDNN %d+%.%d+%.%d+ engine %-?%d+ %(knobs .*%), heuristic choice %d+ of %d+, workspace %d+ B$") then
       print(string.format("FAIL %s: the note does not name the engine: '%s'", what, note)); bad = 1
     elseif (r.config or "") ~= "" then
       print(string.format("FAIL %s: a configuration '%s' (the engine belongs in the note)", what, r.config)); bad = 1

@@ -48,13 +48,16 @@ describe("dnnlib", function()
     assert.is_true(g.closed)
   end)
 
-  it("notes the engine on the plan", function()
+  it("notes the library's version and the engine on the plan", function()
     local e = { global_index = 8, knobs_text = "3=1 5=2", choice = 1, candidates = 4, workspace_bytes = 0 }
-    assert.equal("cuDNN engine 8 (knobs 3=1 5=2), heuristic choice 1 of 4, workspace 0 B", dnnlib.note(graph(e)))
-    e.knobs_text = ""
-    assert.equal("cuDNN engine 8 (knobs none), heuristic choice 1 of 4, workspace 0 B", dnnlib.note(graph(e)))
-    local g = graph(e)
-    local plan = dnnlib.plan({ plan = function(steps) assert.equal(g, steps[1].call) return {} end }, g)
-    assert.equal("cuDNN engine 8 (knobs none), heuristic choice 1 of 4, workspace 0 B", plan.note)
+    with_dnn({ version = function() return { version = 91900, path = "/x/libcudnn.so.9" } end }, function()
+      assert.equal("cuDNN 9.19.0 engine 8 (knobs 3=1 5=2), heuristic choice 1 of 4, workspace 0 B",
+        dnnlib.note(graph(e)))
+      e.knobs_text = ""
+      assert.equal("cuDNN 9.19.0 engine 8 (knobs none), heuristic choice 1 of 4, workspace 0 B", dnnlib.note(graph(e)))
+      local g = graph(e)
+      local plan = dnnlib.plan({ plan = function(steps) assert.equal(g, steps[1].call) return {} end }, g)
+      assert.equal("cuDNN 9.19.0 engine 8 (knobs none), heuristic choice 1 of 4, workspace 0 B", plan.note)
+    end)
   end)
 end)
