@@ -163,7 +163,13 @@ lsa_kv(const float *__restrict__ K, const float *__restrict__ V, float *__restri
 #define OUT_SL ((OUT_BK * BN / 4) / OUT_THREADS)  // S vectors per thread per step (BN >= BM / 4)
 
 // kv: S (D x D) then Z (D), as lsa_kv leaves them.
-extern "C" __global__ void __launch_bounds__(OUT_THREADS)
+// MINB: the CTAs an SM ptxas must allow (the register cap); operator.lua's out_tiles sets 3 for
+// the 64-row tiles it picks where 128-row tiles would need a second wave, and passes nothing
+// otherwise.
+#ifndef MINB
+#define MINB 1
+#endif
+extern "C" __global__ void __launch_bounds__(OUT_THREADS, MINB)
 lsa_out(const float *__restrict__ Q, const float *__restrict__ kv, float *__restrict__ out, int M, int D, float eps) {
   __shared__ __align__(16) uint32_t sQ[BM][OUT_PQ];
   __shared__ __align__(16) uint32_t sS[OUT_BK][OUT_PS];

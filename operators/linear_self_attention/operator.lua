@@ -58,13 +58,31 @@ local function kv_split(M, D, tile, split, sms)
   return chunk, cdiv(M, chunk)
 end
 
+-- The out kernel's tiles: (BM, BN, MINB), MINB the CTAs an SM the kernel is compiled for
+-- (__launch_bounds__'s second argument; 1 compiles as before). BM = 0 (the default): 128-row
+-- tiles (8 warps, 162 registers at BN 128: one CTA an SM) while they fit one wave on the SMs,
+-- else 64-row tiles compiled for 3 CTAs an SM (168 registers, 40 bytes of stack at BN 128:
+-- 3 x 132 = 396 CTAs at once). The CTA is latency-bound (D / 32 dependent steps of loads and
+-- products), so a second wave costs a whole CTA's time however few CTAs it has: at M = 10000,
+-- D = 256 the 158 tiles of 128 rows ran in two waves on 132 SMs, and the H200 time jumped from
+-- 0.062 ms (M = 8192: 128 tiles, one wave) to 0.0916, slower than torch's 0.0828; 314 tiles of 64
+-- rows run in one wave. An explicit BM (the space) keeps MINB 1.
+local function out_tiles(M, D, cfg, sms)
+  local bn = auto(cfg.BN, 128, D)
+  if cfg.BM ~= 0 then return cfg.BM, bn, 1 end
+  if cdiv(M, 128) * (D // bn) <= sms then return 128, bn, 1 end
+  return 64, bn, 3
+end
+op.out_tiles = out_tiles
+
 op.implementations = {
   cuda = {
     source = "linear_self_attention.cu",
     description = "TF32 mma.sync (m16n8k8, fp32 accumulation): S and Z by split-K over the rows (TILE x TILE blocks, 16-byte loads, phi once per element, atomic adds), out by BM x BN tiles with the fp32 denominators phi(Q) . Z in the epilogue; a clearing kernel first",
     -- TILE = 0, BN = 0: automatic, min(64, D) and min(128, D): 16 blocks x 16 splits at D = 256,
-    -- out tiles 128 x min(D, 128)
-    default = { TILE = 0, SPLIT = 0, BM = 128, BN = 0 },
+    -- out tiles BM x min(D, 128) with BM = 0: 128, or 64 where 128 would need a second wave
+    -- (out_tiles)
+    default = { TILE = 0, SPLIT = 0, BM = 0, BN = 0 },
     space = { TILE = { 32, 64 }, SPLIT = { 0, 4, 8, 16, 32 }, BM = { 64, 128 }, BN = { 32, 64, 128 } },
     supports = supports,
     -- TILE and BN within D; BN >= BM / 4 (each thread loads a 16-byte vector of S a step);
@@ -72,23 +90,27 @@ op.implementations = {
     valid = function(case, cfg)
       local D = case.params.D
       if not supports(case) then return false end
-      local tile, bn = auto(cfg.TILE, 64, D), auto(cfg.BN, 128, D)
-      return tile <= D and bn <= D and D % bn == 0 and bn >= cfg.BM // 4
+      local tile = auto(cfg.TILE, 64, D)
+      local bm, bn = out_tiles(case.params.M, D, cfg, 132)
+      return tile <= D and bn <= D and D % bn == 0 and bn >= bm // 4
     end,
     plan = function(case, ins, outs, cfg, ctx)
       local p = case.params
       local D = p.D
-      local tile, bn = auto(cfg.TILE, 64, D), auto(cfg.BN, 128, D)
+      local tile = auto(cfg.TILE, 64, D)
+      local bm, bn, minb = out_tiles(p.M, D, cfg, ctx.props.sm_count or 132)
       local chunk, nsplit = kv_split(p.M, D, tile, cfg.SPLIT, ctx.props.sm_count or 132)
       local kv = ctx.empty({ D * D + D }, "fp32") -- S then Z
       local zero = ctx:kernel("linear_self_attention.cu", "lsa_zero", { TILE = tile })
       local f_kv = ctx:kernel("linear_self_attention.cu", "lsa_kv", { TILE = tile })
-      local f_out = ctx:kernel("linear_self_attention.cu", "lsa_out", { BM = cfg.BM, BN = bn })
+      local out_defines = { BM = bm, BN = bn }
+      if minb ~= 1 then out_defines.MINB = minb end
+      local f_out = ctx:kernel("linear_self_attention.cu", "lsa_out", out_defines)
       return ctx.plan {
         { fn = zero, grid = { cdiv(D * D + D, 256) }, block = { 256 }, args = { kv, ctx.i32(D * D + D) } },
         { fn = f_kv, grid = { D // tile, D // tile, nsplit }, block = { 128 },
           args = { ins.K, ins.V, kv, ctx.i32(p.M), ctx.i32(D), ctx.i32(chunk) } },
-        { fn = f_out, grid = { cdiv(p.M, cfg.BM), D // bn }, block = { 2 * cfg.BM },
+        { fn = f_out, grid = { cdiv(p.M, bm), D // bn }, block = { 2 * bm },
           args = { ins.Q, kv, outs.out, ctx.i32(p.M), ctx.i32(D), ctx.f32(p.eps) } },
       }
     end,

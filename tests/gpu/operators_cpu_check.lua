@@ -807,7 +807,10 @@ local CASES = {
   linear_self_attention = { dtypes = { "fp32" },
                             params = { { M = 37, D = 32, eps = 1e-6 }, { M = 1000, D = 64, eps = 1e-6 },
                                        { M = 130, D = 128, eps = 1e-6 }, { M = 5, D = 256, eps = 1e-6 },
-                                       { M = 1, D = 32, eps = 1e-6 }, { M = 10000, D = 32, eps = 1e-6 } } },
+                                       { M = 1, D = 32, eps = 1e-6 }, { M = 10000, D = 32, eps = 1e-6 },
+                                       -- more 128-row tiles than SMs: the default's 64-row
+                                       -- tiles compiled for 3 CTAs an SM (out_tiles)
+                                       { M = 17000, D = 32, eps = 1e-6 } } },
   -- causal = 1/0 (the grid's true): rows past S in the last query tile and keys past S in the last
   -- key tile (37, 130), D = 64 and 16, a non-causal case, an exact multiple of 128 rows, one row;
   -- for VARIANT wgmma (every valid candidate runs at each case: configs_to_try) also query tiles

@@ -202,3 +202,17 @@ describe("block_sparse_attention", function()
     assert.is_false((tri.supports(with({ D = 96 }))))
   end)
 end)
+
+-- linear_self_attention's out tiles (operator.lua out_tiles): 128 rows while one wave holds them,
+-- else 64-row tiles compiled for 3 CTAs an SM; an explicit BM is kept as is.
+describe("linear_self_attention out tiles", function()
+  local m = opmod.load("linear_self_attention").module
+  it("keeps 128-row tiles in one wave and switches to 64 rows x 3 CTAs an SM past it", function()
+    local d = m.implementations.cuda.default
+    assert.same({ 128, 128, 1 }, { m.out_tiles(8192, 256, d, 132) })  -- 64 x 2 = 128 tiles
+    assert.same({ 64, 128, 3 }, { m.out_tiles(10000, 256, d, 132) })  -- 79 x 2 = 158 > 132
+    assert.same({ 128, 128, 1 }, { m.out_tiles(10000, 128, d, 132) }) -- 79 tiles
+    assert.same({ 64, 32, 3 }, { m.out_tiles(17000, 32, d, 132) })    -- 133 > 132
+    assert.same({ 128, 64, 1 }, { m.out_tiles(10000, 256, { BM = 128, BN = 64 }, 132) })
+  end)
+end)
