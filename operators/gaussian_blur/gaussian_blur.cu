@@ -14,7 +14,8 @@
 // shared memory as fp32 rows padded to 4 (two LDS.128 a row of 7), so each weight loaded serves
 // RX FMAs.
 // Defines: DTYPE, RX (elements a thread: VPT x 16 / sizeof(DTYPE), or 1), BX (threads a block, a
-// multiple of 32), KR, KC. Kernel: gaussian_blur.
+// multiple of 32), KR, KC, MINB (0 or the minimum resident blocks for __launch_bounds__).
+// Kernel: gaussian_blur.
 #include "tb_common.cuh"
 
 constexpr int VL = KR / 2;          // input rows above an output row
@@ -37,7 +38,16 @@ static_assert((HL + RX - 1) / RX + (HR + RX - 1) / RX <= 32, "the kernel is wide
 // The lane, relative to this one, that holds column offset t from c0.
 TB_DEVICE constexpr int lane_of(int t) { return t < 0 ? -((-t + RX - 1) / RX) : t / RX; }
 
-extern "C" __global__ void __launch_bounds__(BX)
+// MINB = 1 asks ptxas for one resident block's registers (no spill at fp16 RX 8: 208 registers,
+// 8 warps an SM); MINB = 0 leaves it its own choice (168 registers and one 4-byte spill a 7-row
+// iteration, 12 warps an SM).
+#if MINB > 0
+#define GB_BOUNDS __launch_bounds__(BX, MINB)
+#else
+#define GB_BOUNDS __launch_bounds__(BX)
+#endif
+
+extern "C" __global__ void GB_BOUNDS
     gaussian_blur(const DTYPE *__restrict__ x, const DTYPE *__restrict__ wk, DTYPE *__restrict__ y, int rows,
                   int cols, int rows_per) {
   __shared__ __align__(16) float ws[KR * KCP];

@@ -66,8 +66,10 @@ op.implementations = {
   cuda = {
     source = "gaussian_blur.cu",
     description = "a thread per 16-byte column vector(s) down a row strip: each input row loaded once, shuffled into a window and added into a register ring of kernel_rows output rows (fp32), weights in shared memory",
-    default = { BX = 128, VPT = 0, ROWS = 0 },
-    space = { BX = { 32, 64, 128, 256 }, VPT = { 0, 1, 2 }, ROWS = { 0, 16, 32, 64, 128, 256 } },
+    default = { BX = 128, VPT = 0, ROWS = 0, MINB = 0 },
+    -- MINB 1: ptxas keeps fp16 at one vector a thread unspilled (208 registers against
+    -- 168 and one 4-byte spill an iteration, but 8 warps an SM against 12): the search decides
+    space = { BX = { 32, 64, 128, 256 }, VPT = { 0, 1, 2 }, ROWS = { 0, 16, 32, 64, 128, 256 }, MINB = { 0, 1 } },
     -- the ring holds kernel_rows x RX accumulators a thread, the halo must come from one warp
     supports = function(case)
       local _, _, kr, kc = dims(case)
@@ -87,7 +89,7 @@ op.implementations = {
       local gx = ctx.cdiv(cols, cfg.BX * n)
       local per = rows_per(case, cfg, gx, ctx.props)
       local f = ctx:kernel("gaussian_blur.cu", "gaussian_blur",
-                           { DTYPE = ctx.ctype(case.dtype), RX = n, BX = cfg.BX, KR = kr, KC = kc })
+                           { DTYPE = ctx.ctype(case.dtype), RX = n, BX = cfg.BX, KR = kr, KC = kc, MINB = cfg.MINB })
       return ctx.plan { { fn = f, grid = { gx, ctx.cdiv(rows, per) }, block = { cfg.BX },
                           args = { ins.input, ins.kernel, outs.out, ctx.i32(rows), ctx.i32(cols), ctx.i32(per) } } }
     end,
