@@ -30,6 +30,8 @@
 //   4. wait for the second group, give V_{j-1}'s slot back, rescale O by 2^(m_old - m_new) and
 //      round P_j to fp16 into the A fragments (the m64nN accumulator layout of keys 16k .. 16k+15
 //      is the m64k16 A register layout, as for mma.sync).
+// The producer's waits trap after 10 s, and it ends by waiting for every slot to come back, so a
+// stuck wait anywhere ends the launch with an error (fw_bar_wait_bounded).
 // The first tile's S and the last tile's P V run outside the loop. Both consumer warpgroups take
 // every key tile up to the CTA's last row (BN = 64 leaves warpgroup 1 one tile whose keys all
 // follow its rows: masked, it adds nothing). O / l goes to global memory from the registers.
@@ -117,16 +119,35 @@ __device__ __forceinline__ void fw_bar_init(uint32_t bar, uint32_t count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
 }
 
-__device__ __forceinline__ void fw_bar_wait(uint32_t bar, uint32_t parity) {
+__device__ __forceinline__ bool fw_bar_test(uint32_t bar, uint32_t parity) {
   uint32_t done;
-  do {
-    asm volatile("{\n.reg .pred p;\n"
-                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                 "selp.u32 %0, 1, 0, p;\n}\n"
-                 : "=r"(done)
-                 : "r"(bar), "r"(parity)
-                 : "memory");
-  } while (!done);
+  asm volatile("{\n.reg .pred p;\n"
+               "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+               "selp.u32 %0, 1, 0, p;\n}\n"
+               : "=r"(done)
+               : "r"(bar), "r"(parity)
+               : "memory");
+  return done != 0;
+}
+
+// Waits for the phase of parity `parity` to complete (the consumers: no registers to spare).
+__device__ __forceinline__ void fw_bar_wait(uint32_t bar, uint32_t parity) {
+  while (!fw_bar_test(bar, parity)) {
+  }
+}
+
+// The producer's wait: more than 10 s traps. Every wait here lasts microseconds; a kernel bug (a
+// transaction count that never completes, a missed arrival) then ends the launch with an error
+// instead of hanging the process. The producer waits last for the consumers to give back every
+// slot (below), so a consumer stuck on a fill also ends here.
+__device__ __forceinline__ void fw_bar_wait_bounded(uint32_t bar, uint32_t parity) {
+  unsigned long long t0 = 0;
+  while (!fw_bar_test(bar, parity)) {
+    unsigned long long now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    if (t0 == 0) t0 = now;
+    else if (now - t0 > 10000000000ull) __trap();
+  }
 }
 
 // One arrival per warp (lane 0), once the warp's wgmma reads of the slot have completed.
@@ -313,12 +334,18 @@ flash_attention_wgmma(uint16_t *__restrict__ O, int S, int causal, float scale_l
       int slot = 0;
       uint32_t pass = 0; // parity of this slot's fill count
       for (int j = 0; j < tiles; j++) {
-        fw_bar_wait(k_empty + 8 * slot, pass ^ 1); // the first pass finds every slot free
+        fw_bar_wait_bounded(k_empty + 8 * slot, pass ^ 1); // the first pass finds every slot free
         fw_expect(k_full + 8 * slot, FW_KV_BYTES);
         fw_tma_rows(sK + slot * FW_KV_BYTES, mapK, j * BN, BN, z, k_full + 8 * slot);
-        fw_bar_wait(v_empty + 8 * slot, pass ^ 1);
+        fw_bar_wait_bounded(v_empty + 8 * slot, pass ^ 1);
         fw_expect(v_full + 8 * slot, FW_KV_BYTES);
         fw_tma_rows(sV + slot * FW_KV_BYTES, mapV, j * BN, BN, z, v_full + 8 * slot);
+        if (++slot == STAGES) slot = 0, pass ^= 1;
+      }
+      // the consumers give back the last STAGES fills (slots never filled pass at once)
+      for (int j = 0; j < STAGES; j++) {
+        fw_bar_wait_bounded(k_empty + 8 * slot, pass ^ 1);
+        fw_bar_wait_bounded(v_empty + 8 * slot, pass ^ 1);
         if (++slot == STAGES) slot = 0, pass ^= 1;
       }
     }
