@@ -3,9 +3,11 @@
 // where (i & k) == 0, swapped only when strictly out of order), run with the steps whose partner
 // lies inside a chunk of S = 2^LOG_S keys in shared memory and only the long strides in global:
 //   bitonic_sort_chunks  every stage k <= S of a chunk in shared memory (values to keys, padding)
-//   bitonic_global2      two steps (j, j / 2 >= S) of a stage k in one pass over the keys: a
-//                        thread loads the four keys the two steps connect, exchanges in registers
-//   bitonic_global1      one step j >= S (where an odd number of long steps remains)
+//   bitonic_global3      three steps (j, j / 2, j / 4 >= S) of a stage k in one pass over the
+//                        keys: a thread loads the eight keys the three steps connect, exchanges
+//                        in registers
+//   bitonic_global2      two steps (j, j / 2 >= S) the same way (four keys), where two remain
+//   bitonic_global1      one step j >= S, where one remains
 //   bitonic_merge        the steps j = S / 2 .. 1 of a stage k > S in shared memory; in the last
 //                        stage (k = p) the keys come back as values straight into out (i < n)
 // p <= S: one chunk sorts everything and writes out. Keys (tb_sort.cuh's order: NaN last, -0.0
@@ -103,6 +105,28 @@ extern "C" __global__ void __launch_bounds__(256) bitonic_global2(KEY_T *__restr
     keys[i + h] = v1;
     keys[i + j] = v2;
     keys[i + j + h] = v3;
+  }
+}
+
+// Three steps (j, j / 2, j / 4 >= S) in one pass: the eight keys the three steps connect.
+extern "C" __global__ void __launch_bounds__(256) bitonic_global3(KEY_T *__restrict__ keys, int64_t p, int64_t j,
+                                                                 int64_t k) {
+  const int64_t h = j >> 1, q = j >> 2;
+  for (int64_t t = blockIdx.x * (int64_t)256 + threadIdx.x; t < p / 8; t += (int64_t)gridDim.x * 256) {
+    const int64_t i = insert0(insert0(insert0(t, q), h), j);
+    const bool asc = (i & k) == 0;
+    KEY_T v[8]; // v[a] at i + (a & 4 ? j : 0) + (a & 2 ? h : 0) + (a & 1 ? q : 0)
+#pragma unroll
+    for (int a = 0; a < 8; a++) v[a] = keys[i + ((a & 4) ? j : 0) + ((a & 2) ? h : 0) + ((a & 1) ? q : 0)];
+#pragma unroll
+    for (int a = 0; a < 4; a++) cmpx(v[a], v[a | 4], asc); // step j
+#pragma unroll
+    for (int a = 0; a < 8; a++)
+      if (!(a & 2)) cmpx(v[a], v[a | 2], asc); // step j / 2
+#pragma unroll
+    for (int a = 0; a < 8; a += 2) cmpx(v[a], v[a | 1], asc); // step j / 4
+#pragma unroll
+    for (int a = 0; a < 8; a++) keys[i + ((a & 4) ? j : 0) + ((a & 2) ? h : 0) + ((a & 1) ? q : 0)] = v[a];
   }
 }
 

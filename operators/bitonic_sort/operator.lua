@@ -2,7 +2,7 @@
 -- (OPERATORS.md 42). Order: NaN last, -0.0 before +0.0 (equal as values); stability cannot show in
 -- values (docs/SORTING.md). Reference: the bitonic network OPERATORS.md describes, one launch a
 -- step in global memory (operators/_shared/sort_ref.cu). `cuda`: the same network with the steps
--- inside a 2^LOG_S-key chunk in shared memory and pairs of long steps fused in registers
+-- inside a 2^LOG_S-key chunk in shared memory and long steps fused three (or two) to a pass in registers
 -- (bitonic_sort.cu). `triton`: chunks sorted by tl.sort, long steps one kernel each
 -- (bitonic_sort_triton.py). No vendor library runs a bitonic network: CUB's radix sort of the same
 -- values is radix_sort's `lib`; PERFORMANCE.md sets bitonic_sort's times beside torch.sort, which
@@ -38,7 +38,7 @@ end
 op.implementations = {
   cuda = {
     source = "bitonic_sort.cu",
-    description = "bitonic network over keys (32-bit fp32, 16-bit fp16): every stage up to a 2^LOG_S-key chunk and each later stage's short steps in shared memory, long steps two to a pass in registers; the last merge writes the values",
+    description = "bitonic network over keys (32-bit fp32, 16-bit fp16): every stage up to a 2^LOG_S-key chunk and each later stage's short steps in shared memory, long steps three to a pass in registers; the last merge writes the values",
     default = { BLOCK = 512, LOG_S = 13 },
     space = { BLOCK = { 256, 512, 1024 }, LOG_S = { 11, 12, 13, 14 } },
     supports = supports,
@@ -58,18 +58,23 @@ op.implementations = {
       local chunks = p // s
       local steps = { { fn = ctx:kernel("bitonic_sort.cu", "bitonic_sort_chunks", defs), grid = { chunks },
                         block = { cfg.BLOCK }, smem = smem, args = { ins.data, keys, outs.out, ctx.i64(n), ctx.i64(p) } } }
+      local g3 = ctx:kernel("bitonic_sort.cu", "bitonic_global3", defs)
       local g2 = ctx:kernel("bitonic_sort.cu", "bitonic_global2", defs)
       local g1 = ctx:kernel("bitonic_sort.cu", "bitonic_global1", defs)
       local merge = ctx:kernel("bitonic_sort.cu", "bitonic_merge", defs)
       local k = 2 * s
       while k <= p do
         local j = k // 2
-        while j // 2 >= s do -- two long steps a pass
+        while j // 4 >= s do -- three long steps a pass
+          steps[#steps + 1] = { fn = g3, grid = { math.min(ctx.cdiv(p // 8, 256), 65535) }, block = { 256 },
+                                args = { keys, ctx.i64(p), ctx.i64(j), ctx.i64(k) } }
+          j = j // 8
+        end
+        if j // 2 >= s then -- two
           steps[#steps + 1] = { fn = g2, grid = { math.min(ctx.cdiv(p // 4, 256), 65535) }, block = { 256 },
                                 args = { keys, ctx.i64(p), ctx.i64(j), ctx.i64(k) } }
           j = j // 4
-        end
-        if j >= s then
+        elseif j >= s then -- one
           steps[#steps + 1] = { fn = g1, grid = { math.min(ctx.cdiv(p // 2, 256), 65535) }, block = { 256 },
                                 args = { keys, ctx.i64(p), ctx.i64(j), ctx.i64(k) } }
         end
