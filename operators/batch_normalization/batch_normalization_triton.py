@@ -1,11 +1,17 @@
 """batch_normalization in Triton: training-mode batch norm of x (N, C) over the rows, statistics in
 fp32, y = x * scale + shift (scale = gamma / sqrt(var + eps), shift = beta - mean * scale) rounded to
-the dtype. Two kernels over (column tiles, row ranges of rows_per rows):
-- batch_normalization_stats_kernel: sums of d = x - K and d^2 per column over its range in a
-  [BLOCK_N, BLOCK_C] fp32 accumulator, K = x[0, c] (shifted data: no cancellation), stored as row
-  rb of part (2, nsplit, C);
-- batch_normalization_apply_kernel: totals the nsplit partial rows of its columns (BLOCK_R at a
-  time), mean = K + S1 / N, var = S2 / N - (S1 / N)^2, then normalises its range.
+the dtype. Three kernels:
+- batch_normalization_stats_kernel, over (column tiles, row ranges of rows_per rows): sums of
+  d = x - K and d^2 per column over its range in a [BLOCK_N, BLOCK_C] fp32 accumulator,
+  K = x[0, c] (shifted data: no cancellation), stored as row rb of part (2, nsplit, C);
+- batch_normalization_finalize_kernel, over column tiles: totals the nsplit partial rows of its
+  columns (BLOCK_R at a time), mean = K + S1 / N, var = S2 / N - (S1 / N)^2, and stores the
+  columns' scale and shift (ss, 2 x C fp32): the partials are read once in all;
+- batch_normalization_apply_kernel, over (column tiles, row ranges): y = x * scale + shift over its
+  range, the ranges in reverse order (the stats kernel's last ranges are the ones still in L2).
+Until session 9 the apply kernel totalled the partials itself: every one of its nsplit x tiles
+programs read all nsplit partial rows of its columns (128 MB of L2 reads at C = 1024, nsplit = 128,
+about 0.1 ms whatever N).
 Config: BLOCK_C, BLOCK_N, SPLIT (row ranges), num_warps (operator.lua)."""
 import triton
 import triton.language as tl
@@ -34,9 +40,8 @@ def batch_normalization_stats_kernel(x, part, N, C, rows_per, BLOCK_N: tl.conste
 
 
 @triton.jit
-def batch_normalization_apply_kernel(x, gamma, beta, part, y, N, C, rows_per, nsplit, eps, BLOCK_N: tl.constexpr,
-                                     BLOCK_C: tl.constexpr, BLOCK_R: tl.constexpr):
-    rb = tl.program_id(1)
+def batch_normalization_finalize_kernel(x, gamma, beta, part, ss, N, C, nsplit, eps, BLOCK_C: tl.constexpr,
+                                        BLOCK_R: tl.constexpr):
     c = tl.program_id(0) * BLOCK_C + tl.arange(0, BLOCK_C)
     cm = c < C
     k = tl.load(x + c, mask=cm, other=0.0).to(tl.float32)
@@ -52,6 +57,17 @@ def batch_normalization_apply_kernel(x, gamma, beta, part, y, N, C, rows_per, ns
     rstd = tl.math.div_rn(1.0, tl.sqrt_rn(var + eps))
     scale = tl.load(gamma + c, mask=cm, other=0.0).to(tl.float32) * rstd
     shift = tl.load(beta + c, mask=cm, other=0.0).to(tl.float32) - (k + md) * scale
+    tl.store(ss + c, scale, mask=cm)
+    tl.store(ss + C + c, shift, mask=cm)
+
+
+@triton.jit
+def batch_normalization_apply_kernel(x, ss, y, N, C, rows_per, BLOCK_N: tl.constexpr, BLOCK_C: tl.constexpr):
+    rb = tl.num_programs(1) - 1 - tl.program_id(1)
+    c = tl.program_id(0) * BLOCK_C + tl.arange(0, BLOCK_C)
+    cm = c < C
+    scale = tl.load(ss + c, mask=cm, other=0.0)
+    shift = tl.load(ss + C + c, mask=cm, other=0.0)
     r0 = rb.to(tl.int64) * rows_per
     for start in range(0, rows_per, BLOCK_N):
         i = start + tl.arange(0, BLOCK_N)

@@ -108,7 +108,7 @@ op.implementations = {
   },
   -- batch_normalization_triton.py: Triton, compiled ahead of time (selected with --impl triton)
   triton = {
-    description = "Triton: a statistics kernel (BLOCK_N x BLOCK_C tiles, shifted sums into per-range partials) and an apply kernel (totals, x * scale + shift)",
+    description = "Triton: a statistics kernel (BLOCK_N x BLOCK_C tiles, shifted sums into per-range partials), a finalize kernel (totals, scale and shift per column) and an apply kernel (x * scale + shift, ranges in reverse order for L2 hits)",
     default = { BLOCK_C = 128, BLOCK_N = 16, SPLIT = 128, num_warps = 4 },
     space = { BLOCK_C = { 64, 128, 256 }, BLOCK_N = { 8, 16, 32 }, SPLIT = { 64, 128, 256 }, num_warps = { 4, 8 } },
     valid = function(case, cfg)
@@ -120,16 +120,20 @@ op.implementations = {
       local rows_per = ctx.cdiv(p.N, math.min(cfg.SPLIT, p.N))
       local r = ctx.cdiv(p.N, rows_per)
       local partials = ctx.empty({ 2, r, p.C }, "fp32")
+      local ss = ctx.empty({ 2, p.C }, "fp32") -- the columns' scale and shift
       local grid = { ctx.cdiv(p.C, cfg.BLOCK_C), r }
       return ctx.plan {
         ctx:triton { file = "batch_normalization_triton.py", kernel = "batch_normalization_stats_kernel", grid = grid,
           args = { x = ins.x, part = partials, N = ctx.i32(p.N), C = ctx.i32(p.C), rows_per = ctx.i32(rows_per) },
           constexprs = { BLOCK_N = cfg.BLOCK_N, BLOCK_C = cfg.BLOCK_C }, num_warps = cfg.num_warps, num_stages = 2 },
+        ctx:triton { file = "batch_normalization_triton.py", kernel = "batch_normalization_finalize_kernel",
+          grid = { ctx.cdiv(p.C, 32) },
+          args = { x = ins.x, gamma = ins.gamma, beta = ins.beta, part = partials, ss = ss, N = ctx.i32(p.N),
+                   C = ctx.i32(p.C), nsplit = ctx.i32(r), eps = ctx.f32(p.eps) },
+          constexprs = { BLOCK_C = 32, BLOCK_R = 64 }, num_warps = 4, num_stages = 2 },
         ctx:triton { file = "batch_normalization_triton.py", kernel = "batch_normalization_apply_kernel", grid = grid,
-          args = { x = ins.x, gamma = ins.gamma, beta = ins.beta, part = partials, y = outs.y, N = ctx.i32(p.N),
-                   C = ctx.i32(p.C), rows_per = ctx.i32(rows_per), nsplit = ctx.i32(r), eps = ctx.f32(p.eps) },
-          constexprs = { BLOCK_N = cfg.BLOCK_N, BLOCK_C = cfg.BLOCK_C, BLOCK_R = 16 }, num_warps = cfg.num_warps,
-          num_stages = 2 },
+          args = { x = ins.x, ss = ss, y = outs.y, N = ctx.i32(p.N), C = ctx.i32(p.C), rows_per = ctx.i32(rows_per) },
+          constexprs = { BLOCK_N = cfg.BLOCK_N, BLOCK_C = cfg.BLOCK_C }, num_warps = cfg.num_warps, num_stages = 2 },
       }
     end,
   },
