@@ -3,7 +3,7 @@
 -- `cuda` and `lib` first unpack B into Bt = Bu^T (N, K) int8 (matmul_int8.cu, a timed step: int8
 -- tensor cores take B only K-major), then multiply: gemm_wgmma.cu's kernels with DT 4 (wgmma
 -- m64nNk32 s8, int32 accumulators; the gemm family's plans, operators/_shared/gemm.lua), or
--- cuBLASLt's int8 TN GEMM (COMPUTE_32I). `triton` decodes B on the fly inside its main loop.
+-- cuBLASLt's int8 TN GEMM (COMPUTE_32I). `triton` does the same in two Triton kernels (matmul_int8_triton.py).
 local gemm = require("gemm")
 
 local op = {}
@@ -79,24 +79,32 @@ op.implementations = {
   },
   -- matmul_int8_triton.py: Triton, compiled ahead of time (selected with --impl triton)
   triton = {
-    description = "Triton: BM x BN tiles, B's 2-bit fields decoded in registers, int8 tl.dot (wgmma) into int32",
+    description = "Triton: B unpacked once to K-major int8 (N, K) by a Triton kernel, then BM x BN tiles of int8 tl.dot (wgmma s8, both operands K-major in shared memory) into int32",
     default = { BM = 128, BN = 256, BK = 128, GROUP_M = 8, num_warps = 8, num_stages = 3 },
     space = { BM = { 64, 128 }, BN = { 64, 128, 256 }, BK = { 64, 128 }, GROUP_M = { 8 },
               num_warps = { 4, 8 }, num_stages = { 3, 4, 5 } },
-    -- the pipelined A and packed-B tiles within the H200's 227 KiB (B's tile is BK x BN bytes
-    -- before decoding); at most 128 int32 accumulators a thread (256 spilled)
+    -- the pipelined A and Bt tiles within the H200's 227 KiB; at most 128 int32 accumulators a
+    -- thread (256 spilled)
     valid = function(case, cfg)
       return (cfg.BM * cfg.BK + cfg.BK * cfg.BN) * cfg.num_stages <= 227 * 1024
         and cfg.BM * cfg.BN // (32 * cfg.num_warps) <= 128
     end,
     plan = function(case, ins, outs, cfg, ctx)
       local p = problem(case)
-      return ctx.plan { ctx:triton { file = "matmul_int8_triton.py", kernel = "matmul_int8_kernel",
-        grid = { ctx.cdiv(p.M, cfg.BM) * ctx.cdiv(p.N, cfg.BN) },
-        args = { a = ins.a, b = ins.b, c = outs.c, M = ctx.i32(p.M), N = ctx.i32(p.N), K = ctx.i32(p.K),
-                 K4 = ctx.i32(p.K // 4) },
-        constexprs = { BM = cfg.BM, BN = cfg.BN, BK = cfg.BK, GROUP_M = cfg.GROUP_M, EVEN_K = p.K % cfg.BK == 0 },
-        num_warps = cfg.num_warps, num_stages = cfg.num_stages } }
+      local k4 = p.K // 4
+      local bt = ctx.empty({ p.N, p.K }, "int8")
+      return ctx.plan {
+        -- 128 packed rows x 64 columns a program: 8 KiB in, four 64 x 128 tiles (128 bytes a row) out
+        ctx:triton { file = "matmul_int8_triton.py", kernel = "matmul_int8_unpack_kernel",
+          grid = { ctx.cdiv(k4, 128), ctx.cdiv(p.N, 64) },
+          args = { b = ins.b, bt = bt, N = ctx.i32(p.N), K = ctx.i32(p.K), K4 = ctx.i32(k4) },
+          constexprs = { BR = 128, BN = 64 }, num_warps = 4, num_stages = 1 },
+        ctx:triton { file = "matmul_int8_triton.py", kernel = "matmul_int8_kernel",
+          grid = { ctx.cdiv(p.M, cfg.BM) * ctx.cdiv(p.N, cfg.BN) },
+          args = { a = ins.a, bt = bt, c = outs.c, M = ctx.i32(p.M), N = ctx.i32(p.N), K = ctx.i32(p.K) },
+          constexprs = { BM = cfg.BM, BN = cfg.BN, BK = cfg.BK, GROUP_M = cfg.GROUP_M, EVEN_K = p.K % cfg.BK == 0 },
+          num_warps = cfg.num_warps, num_stages = cfg.num_stages },
+      }
     end,
   },
 }
