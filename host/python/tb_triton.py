@@ -19,8 +19,17 @@ parameter list (count and width) before anything is returned.
 """
 import importlib.util
 import json
+import os
 import re
 import sys
+
+# No line info in the cubins: with it, ptxas writes the source file's absolute directory into
+# the cubin's line table, so the same kernel compiled from two checkouts (the build machine's
+# cache carried to the GPU machine, another worktree, triton's own disk cache, which is keyed by
+# the source's text and not its path) gives different bytes with the same SASS. Without it a
+# cubin depends only on the source, the options and the compiler. Set before triton reads its
+# knobs; the variable is also part of triton's own cache key.
+os.environ["TRITON_DISABLE_LINE_INFO"] = "1"
 
 # triton type -> (tilebench launch kind, bytes). Pointers of any element type are "ptr".
 SCALARS = {"i32": ("i32", 4), "u32": ("u32", 4), "i64": ("i64", 8), "u64": ("u64", 8),
@@ -151,9 +160,11 @@ def adopt_binary(ck, desc):
     launched: desc["cubin_hex"], checked against desc["cubin_sha256"], with the rebuild's launch
     metadata held to tilebench's description (shared memory, warps), so triton's launcher packs
     the arguments, grid and block of the same binary. Returns whether triton's rebuild was
-    byte-identical (it is not always: on the H200 machine a process that has imported torch
-    builds different cubins from the same source and options than one that has not); raises
-    ValueError when the binary or the metadata disagree."""
+    byte-identical; raises ValueError when the binary or the metadata disagree. Until session 9
+    the cubins carried line info, which holds the source's absolute directory: a cache entry
+    built from another checkout (or served by triton's own disk cache, keyed by the source's text)
+    differed in those bytes with the same SASS (the likely cause of the 79 launches counted on
+    the H200 on 2026-12-02). Now a difference means another ptxas or other compiler settings."""
     import hashlib
     rebuilt = hashlib.sha256(ck.asm["cubin"]).hexdigest()
     if "cubin_hex" not in desc:  # no binary handed over: the rebuild itself must be it

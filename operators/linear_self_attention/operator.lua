@@ -6,7 +6,8 @@
 -- Reference: one thread per entry of [S | Z], then one per output (linear_self_attention_ref.cu).
 -- `cuda`: clear S and Z, S and Z by split-K TF32 mma.sync with atomic adds, out by a TF32 mma.sync
 -- tile kernel whose epilogue divides by the fp32 denominators (linear_self_attention.cu).
--- `triton`: the same three steps with tl.dot. docs/ATTENTION.md.
+-- `triton`: S and Z by split-K tl.dot into per-split partials, summed in a fixed order by a
+-- second kernel (no float atomics: the same bits on every run), then the out tiles.
 local op = {}
 op.category = "MatMul/Attn"
 
@@ -117,7 +118,7 @@ op.implementations = {
   },
   -- linear_self_attention_triton.py: Triton, compiled ahead of time (selected with --impl triton)
   triton = {
-    description = "Triton: clear S and Z, phi(K)^T V by split-K tl.dot (TF32) with atomic adds, then phi(Q) S tiles divided by the fp32 denominators",
+    description = "Triton: phi(K)^T V by split-K tl.dot (TF32) into per-split partials, their sum in a fixed order (deterministic), then phi(Q) S tiles divided by the fp32 denominators",
     default = { BT = 0, SPLIT = 0, BM = 64, BN = 0, num_warps = 4 }, -- BT, BN 0: min(64, D)
     space = { BT = { 32, 64 }, SPLIT = { 0, 8, 16 }, BM = { 32, 64, 128 }, BN = { 32, 64, 128 }, num_warps = { 4, 8 } },
     supports = supports,
@@ -132,15 +133,18 @@ op.implementations = {
       local D = p.D
       local bt, bn = auto(cfg.BT, 64, D), auto(cfg.BN, 64, D)
       local chunk, nsplit = kv_split(p.M, D, bt, cfg.SPLIT, ctx.props.sm_count or 132)
-      local kv = ctx.empty({ D * D + D }, "fp32")
+      local n = D * D + D
+      local part = ctx.empty({ nsplit, n }, "fp32") -- each split's S then Z
+      local kv = ctx.empty({ n }, "fp32")
       return ctx.plan {
-        ctx:triton { file = "linear_self_attention_triton.py", kernel = "lsa_zero_kernel",
-          grid = { cdiv(D * D + D, 1024) }, args = { kv = kv, n = ctx.i32(D * D + D) },
-          constexprs = { BLOCK = 1024 }, num_warps = 4, num_stages = 1 },
         ctx:triton { file = "linear_self_attention_triton.py", kernel = "lsa_kv_kernel",
           grid = { D // bt, D // bt, nsplit },
-          args = { K = ins.K, V = ins.V, kv = kv, M = ctx.i32(p.M), D = ctx.i32(D), chunk = ctx.i32(chunk) },
+          args = { K = ins.K, V = ins.V, part = part, M = ctx.i32(p.M), D = ctx.i32(D), chunk = ctx.i32(chunk) },
           constexprs = { BT = bt, BK = 32 }, num_warps = 4, num_stages = 2 },
+        -- 64 splits x 64 entries a step: at most three steps at the grid's splits (157 at D = 32)
+        ctx:triton { file = "linear_self_attention_triton.py", kernel = "lsa_reduce_kernel",
+          grid = { cdiv(n, 64) }, args = { part = part, kv = kv, n = ctx.i32(n), nsplit = ctx.i32(nsplit) },
+          constexprs = { BZ = 64, BLOCK = 64 }, num_warps = 4, num_stages = 1 },
         ctx:triton { file = "linear_self_attention_triton.py", kernel = "lsa_out_kernel",
           grid = { cdiv(p.M, cfg.BM), D // bn },
           args = { Q = ins.Q, kv = kv, out = outs.out, M = ctx.i32(p.M), D = ctx.i32(D), eps = ctx.f32(p.eps) },

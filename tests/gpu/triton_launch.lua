@@ -5,10 +5,16 @@
 -- tilebench.triton) and through triton's own Python launcher (CompiledKernel[grid] of triton's
 -- rebuild of the kernel, made to load tilebench's cubin, checked by SHA-256, with the rebuild's
 -- shared memory and warps held to tilebench's description; on tilebench's stream and memory:
--- host/python/tb_triton.py's launch_with_triton and adopt_binary). Triton's rebuild is not always
--- byte-identical to the cached cubin (on the H200 machine, not in a process that imported torch),
--- so the binary is handed over rather than compared; the count of differing rebuilds is printed. Outputs are poisoned before each run and must be identical (atol = rtol
--- = 0; NaN matches NaN). Exits 77 without a GPU, without triton, or without a CUDA torch
+-- host/python/tb_triton.py's launch_with_triton and adopt_binary). The binary is handed over
+-- rather than rebuilt, and the count of rebuilds that differ from the cached cubin is printed:
+-- until session 9 the cubins carried line info with the source's absolute directory, so an
+-- entry built in another checkout differed in those bytes with the same SASS (the likely cause
+-- of the 79 launches counted on the H200 on 2026-12-02; reproduced without a GPU: one source at
+-- two paths, 22579 bytes apart, identical SASS). They no longer carry it (tb_triton.py), so a
+-- count above 0 now means another ptxas or other compiler settings there. Outputs are poisoned
+-- before each run and must be identical (atol = rtol = 0; NaN matches NaN): a kernel whose
+-- result depends on the order of float atomics fails here (linear_self_attention's split-K
+-- sums, until session 9). Exits 77 without a GPU, without triton, or without a CUDA torch
 -- (triton's launcher asks torch for the device).
 -- usage: tilebench script tests/gpu/triton_launch.lua [OPERATOR ...]
 local device = require("tb.device")
