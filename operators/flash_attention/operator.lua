@@ -160,11 +160,20 @@ op.implementations = {
   },
   -- flash_attention_triton.py: Triton, compiled ahead of time (selected with --impl triton)
   triton = {
-    description = "Triton: FlashAttention-2-style forward, [BM, D] query tiles over key tiles of BN with tl.dot, online softmax in fp32 (log2 domain), causal tiles skipped",
-    default = { BM = 128, BN = 64, num_warps = 8, num_stages = 2 },
+    description = "Triton: FlashAttention-2-style forward, [BM, D] query tiles over key tiles of BN with tl.dot (wgmma), online softmax in fp32 (log2 domain, scale folded into one FFMA), causal tiles skipped, the mask only on the diagonal tiles",
+    -- BN 128 (was 64 until session 9): the accumulator's rescale and the row statistics once per
+    -- 128 keys; 255 registers, no spills (ptxas, sm_90a), one CTA an SM either way; 3 stages of
+    -- K and V tiles (224 KiB with the Q tile) keep two tiles in flight for that one CTA
+    default = { BM = 128, BN = 128, num_warps = 8, num_stages = 3 },
     space = { BM = { 64, 128 }, BN = { 32, 64, 128 }, num_warps = { 4, 8 }, num_stages = { 1, 2, 3 } },
     supports = supports,
-    valid = function(case, cfg) return cfg.BM * cfg.BN // (32 * cfg.num_warps) <= 128 end,
+    -- scores within 128 fp32 a thread; the Q tile and num_stages K and V tiles (fp16) within the
+    -- 227 KiB a block may have
+    valid = function(case, cfg)
+      local d = case.params.head_dim
+      return cfg.BM * cfg.BN // (32 * cfg.num_warps) <= 128
+        and (cfg.BM * d + cfg.num_stages * 2 * cfg.BN * d) * 2 <= 227 * 1024
+    end,
     plan = function(case, ins, outs, cfg, ctx)
       local p = case.params
       return ctx.plan { ctx:triton { file = "flash_attention_triton.py", kernel = "flash_attention_kernel",
