@@ -5,7 +5,8 @@
 -- generated; the kernels do not count them (torch would raise or grow the output).
 -- Reference: clear, then one global atomicAdd per element. `cuda`: shared-memory histograms per
 -- block into per-block partial rows, then a column sum (histogramming.cu). `triton`: tl.histogram
--- per program, then one atomic add per non-zero bin.
+-- per program, then one atomic add per non-zero bin, or (above 256 bins) an atomic add per element
+-- into per-program rows, then a column sum.
 local op = {}
 op.category = "Reduction/Norm"
 
@@ -92,20 +93,48 @@ op.implementations = {
   },
   -- histogramming_triton.py: Triton, compiled ahead of time (selected with --impl triton)
   triton = {
-    description = "Triton: a zeroing kernel, then PROGRAMS x SMs programs counting BLOCK-element chunks with tl.histogram, one atomic add per non-zero bin",
-    default = { BLOCK = 4096, PROGRAMS = 2, num_warps = 8 },
-    space = { BLOCK = { 1024, 2048, 4096, 8192 }, PROGRAMS = { 1, 2, 4 }, num_warps = { 4, 8 } },
+    description = "Triton: tl.histogram per program and one atomic add per non-zero bin (METHOD 1), or one atomic add per element into the program's own row of a partials buffer, summed per bin by a second kernel (METHOD 2); METHOD 0 picks 1 up to 256 bins, 2 above",
+    -- METHOD 0: tl.histogram's lowering in triton 3.6 (a warp ballot per bit of the bin index,
+    -- then a popcount per bin a lane owns) costs about num_bins / 32 x (log2 num_bins + 2) warp
+    -- instructions per 32 elements: compute-bound from 64 bins on (H200, 2026-12-02, N = 2^26:
+    -- 0.21 ms at 64 bins, 4.76 ms at 4096, against 0.062 ms of memory time), while the atomic
+    -- variant's instructions do not depend on num_bins (docs/REDUCTIONS.md)
+    default = { METHOD = 0, BLOCK = 4096, PROGRAMS = 2, num_warps = 8 },
+    space = { METHOD = { 1, 2 }, BLOCK = { 1024, 2048, 4096, 8192 }, PROGRAMS = { 1, 2, 4 }, num_warps = { 4, 8 } },
     supports = supports,
     plan = function(case, ins, outs, cfg, ctx)
       local p = case.params
       local programs = math.min(ctx.cdiv(p.N, cfg.BLOCK), (ctx.props.sm_count or 132) * cfg.PROGRAMS)
+      local method = cfg.METHOD
+      if method == 0 then method = p.num_bins <= 256 and 1 or 2 end
+      local file = "histogramming_triton.py"
+      if method == 2 then
+        -- a row per program: num_bins counts, a spare slot (num_bins) for the uncounted values,
+        -- padded to a multiple of 16 ints (16-byte aligned rows for the sum's loads)
+        local pitch = (p.num_bins + 1 + 15) // 16 * 16
+        local part = ctx.empty({ programs, pitch }, "int32")
+        return ctx.plan {
+          ctx:triton { file = file, kernel = "histogramming_zero_kernel",
+            grid = { ctx.cdiv(programs * pitch, 1024) }, args = { hist = part, num_bins = ctx.i32(programs * pitch) },
+            constexprs = { BLOCK = 1024 }, num_warps = 4, num_stages = 1 },
+          ctx:triton { file = file, kernel = "histogramming_atomic_kernel", grid = { programs },
+            args = { input = ins.input, part = part, n = ctx.i64(p.N), num_bins = ctx.i32(p.num_bins),
+                     pitch = ctx.i32(pitch) },
+            constexprs = { BLOCK = cfg.BLOCK }, num_warps = cfg.num_warps, num_stages = 1 },
+          -- 32 rows x 64 bins a step: 256-byte row segments
+          ctx:triton { file = file, kernel = "histogramming_sum_kernel", grid = { ctx.cdiv(p.num_bins, 64) },
+            args = { part = part, hist = outs.hist, rows = ctx.i32(programs), num_bins = ctx.i32(p.num_bins),
+                     pitch = ctx.i32(pitch) },
+            constexprs = { BR = 32, BB = 64 }, num_warps = 4, num_stages = 1 },
+        }
+      end
       local nb = 1
       while nb < p.num_bins do nb = nb * 2 end
       return ctx.plan {
-        ctx:triton { file = "histogramming_triton.py", kernel = "histogramming_zero_kernel",
+        ctx:triton { file = file, kernel = "histogramming_zero_kernel",
           grid = { ctx.cdiv(p.num_bins, 1024) }, args = { hist = outs.hist, num_bins = ctx.i32(p.num_bins) },
           constexprs = { BLOCK = 1024 }, num_warps = 4, num_stages = 1 },
-        ctx:triton { file = "histogramming_triton.py", kernel = "histogramming_kernel", grid = { programs },
+        ctx:triton { file = file, kernel = "histogramming_kernel", grid = { programs },
           args = { input = ins.input, hist = outs.hist, n = ctx.i64(p.N), num_bins = ctx.i32(p.num_bins) },
           constexprs = { BLOCK = cfg.BLOCK, NUM_BINS = nb }, num_warps = cfg.num_warps, num_stages = 1 },
       }
