@@ -1162,6 +1162,20 @@ ORDER[#ORDER + 1] = "2d_max_pooling"
 -- issue 18's sorting operators (docs/SORTING.md)
 for _, n in ipairs({ "radix_sort", "top_k_selection", "bitonic_sort" }) do ORDER[#ORDER + 1] = n end
 
+-- ---- issue 18's data-layout operators (docs/LAYOUT.md): each moves elements without arithmetic,
+-- so the reference must match the CPU bit for bit (exact) and every implementation the reference.
+-- Sizes: tails of every kind (counts that are not a multiple of any vector), one element, rows
+-- whose bytes are not a multiple of 16 (the kernels' element paths), and a grid-sized case.
+-- matrix_copy: B = A + 0 (-0.0 becomes +0.0: equal under the comparison either way)
+function cpu.matrix_copy(c, h)
+  local out = {}
+  for i = 1, #h.A do out[i] = h.A[i] + 0 end
+  return out
+end
+CASES.matrix_copy = { dtypes = { "fp16", "bf16", "fp32", "int8" }, exact = true,
+                      params = { { N = 1 }, { N = 37 }, { N = 1001 }, { N = 256 } } }
+ORDER[#ORDER + 1] = "matrix_copy"
+
 -- The default implementations, plus triton where it imports (the checks of stated rules run it too).
 local function with_triton(op, where)
   local impls = {}
