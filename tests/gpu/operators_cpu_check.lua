@@ -1175,6 +1175,21 @@ end
 CASES.matrix_copy = { dtypes = { "fp16", "bf16", "fp32", "int8" }, exact = true,
                       params = { { N = 1 }, { N = 37 }, { N = 1001 }, { N = 256 } } }
 ORDER[#ORDER + 1] = "matrix_copy"
+-- matrix_transpose: out (n, m), out[j, i] = x[i, j]. Shapes: one element, both sides odd (every
+-- tile partial, element paths), out rows whose bytes are not a multiple of 16 while x's are and
+-- the reverse (one side's vector path only), whole tiles of every dtype, partial tiles on the
+-- vector paths.
+function cpu.matrix_transpose(c, h)
+  local m, n, out = c.params.m, c.params.n, {}
+  for i = 0, m - 1 do
+    for j = 0, n - 1 do out[j * m + i + 1] = h.x[i * n + j + 1] end
+  end
+  return out
+end
+CASES.matrix_transpose = { dtypes = { "fp16", "bf16", "fp32", "int8" }, exact = true,
+                           params = { { m = 1, n = 1 }, { m = 37, n = 53 }, { m = 130, n = 264 }, { m = 264, n = 130 },
+                                      { m = 256, n = 1024 }, { m = 160, n = 2080 }, { m = 1000, n = 48 } } }
+ORDER[#ORDER + 1] = "matrix_transpose"
 
 -- The default implementations, plus triton where it imports (the checks of stated rules run it too).
 local function with_triton(op, where)
