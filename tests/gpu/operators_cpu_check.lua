@@ -1190,6 +1190,16 @@ CASES.matrix_transpose = { dtypes = { "fp16", "bf16", "fp32", "int8" }, exact = 
                            params = { { m = 1, n = 1 }, { m = 37, n = 53 }, { m = 130, n = 264 }, { m = 264, n = 130 },
                                       { m = 256, n = 1024 }, { m = 160, n = 2080 }, { m = 1000, n = 48 } } }
 ORDER[#ORDER + 1] = "matrix_transpose"
+-- interleave: out[2i] = A[i], out[2i + 1] = B[i]; n = 1, tails of every vector width, a grid-like n.
+function cpu.interleave(c, h)
+  local out = {}
+  for i = 1, #h.A do
+    out[2 * i - 1], out[2 * i] = h.A[i], h.B[i]
+  end
+  return out
+end
+CASES.interleave = { dtypes = { "fp16", "bf16", "fp32", "int8" }, exact = true, params = POINTWISE_N }
+ORDER[#ORDER + 1] = "interleave"
 
 -- The default implementations, plus triton where it imports (the checks of stated rules run it too).
 local function with_triton(op, where)
