@@ -1200,6 +1200,42 @@ function cpu.interleave(c, h)
 end
 CASES.interleave = { dtypes = { "fp16", "bf16", "fp32", "int8" }, exact = true, params = POINTWISE_N }
 ORDER[#ORDER + 1] = "interleave"
+-- destindex: out = o cloned, then out[dest_loc[t]] = kv[t] for both pairs (outputs by name). On
+-- generated inputs it also checks the generator: dest_loc is a permutation of 0 .. T-1. Shapes:
+-- the grid's heads (vector path), rows not a multiple of any vector (scalar path), one token, and
+-- rope rows of 8 elements (int8's rope takes the scalar path, the other dtypes vectors).
+function cpu.destindex(c, h)
+  local p = c.params
+  local T = p.batch_size * p.seq_len
+  local ln, lr = p.kv_nope_head_num * p.kv_nope_head_dim, p.kv_rope_head_num * p.kv_rope_head_dim
+  local seen, perm_ok = {}, #h.dest_loc == T
+  for t = 1, #h.dest_loc do
+    local d = h.dest_loc[t]
+    if math.type(d) ~= "integer" or d < 0 or d >= T or seen[d] then perm_ok = false end
+    seen[d] = true
+  end
+  checks = checks + 1
+  if not perm_ok then fail("destindex %s: the generated dest_loc is not a permutation of 0..%d", c.id, T - 1) end
+  local function scatter(o, kv, len)
+    local out = {}
+    for i = 1, #o do out[i] = o[i] end
+    for t = 0, T - 1 do
+      local d = h.dest_loc[t + 1]
+      if d >= 0 and d < T then
+        for e = 1, len do out[d * len + e] = kv[t * len + e] end
+      end
+    end
+    return out
+  end
+  return { out_nope = scatter(h.o_nope, h.kv_nope, ln), out_rope = scatter(h.o_rope, h.kv_rope, lr) }
+end
+CASES.destindex = { dtypes = { "fp16", "bf16", "fp32", "int8" }, exact = true,
+  params = { { batch_size = 1, seq_len = 37, kv_nope_head_num = 12, kv_nope_head_dim = 128, kv_rope_head_num = 1, kv_rope_head_dim = 64 },
+             { batch_size = 2, seq_len = 5, kv_nope_head_num = 3, kv_nope_head_dim = 7, kv_rope_head_num = 1, kv_rope_head_dim = 5 },
+             { batch_size = 1, seq_len = 1, kv_nope_head_num = 12, kv_nope_head_dim = 128, kv_rope_head_num = 1, kv_rope_head_dim = 64 },
+             { batch_size = 1, seq_len = 300, kv_nope_head_num = 2, kv_nope_head_dim = 24, kv_rope_head_num = 1, kv_rope_head_dim = 8 },
+             { batch_size = 2, seq_len = 2048, kv_nope_head_num = 12, kv_nope_head_dim = 128, kv_rope_head_num = 1, kv_rope_head_dim = 64 } } }
+ORDER[#ORDER + 1] = "destindex"
 
 -- The default implementations, plus triton where it imports (the checks of stated rules run it too).
 local function with_triton(op, where)

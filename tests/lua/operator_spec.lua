@@ -66,7 +66,7 @@ describe("operator configs follow OPERATORS.md", function()
   for _, n in ipairs({ "jacobi_stencil_2d", "gaussian_blur", "2d_max_pooling" }) do CHECKED[#CHECKED + 1] = n end
   for _, n in ipairs({ "radix_sort", "top_k_selection", "bitonic_sort" }) do CHECKED[#CHECKED + 1] = n end
   -- issue 18's data-layout operators (docs/LAYOUT.md)
-  for _, n in ipairs({ "matrix_copy", "matrix_transpose", "interleave" }) do CHECKED[#CHECKED + 1] = n end
+  for _, n in ipairs({ "matrix_copy", "matrix_transpose", "interleave", "destindex" }) do CHECKED[#CHECKED + 1] = n end
   local sheet = {}
   local f = assert(io.open(TILEBENCH_HOME .. "/tests/fixtures/expressions.txt", "rb"))
   for line in f:lines() do
@@ -216,5 +216,26 @@ describe("linear_self_attention out tiles", function()
     assert.same({ 128, 128, 1 }, { m.out_tiles(10000, 128, d, 132) }) -- 79 tiles
     assert.same({ 64, 32, 3 }, { m.out_tiles(17000, 32, d, 132) })    -- 133 > 132
     assert.same({ 128, 64, 1 }, { m.out_tiles(10000, 256, { BM = 128, BN = 64 }, 132) })
+  end)
+end)
+
+-- destindex (docs/LAYOUT.md): dest_loc is a permutation of 0 .. T-1 drawn from the case's seed, the
+-- same for the same seed, another for another seed.
+describe("destindex's dest_loc", function()
+  local perm = opmod.load("destindex").module.permutation
+  it("is a permutation, reproducible from its seed", function()
+    for _, T in ipairs({ 1, 2, 7, 4096 }) do
+      local p, seen = perm(T, 42), {}
+      assert.are.equal(T, #p)
+      for i = 1, T do
+        assert.is_true(math.type(p[i]) == "integer" and p[i] >= 0 and p[i] < T and not seen[p[i]])
+        seen[p[i]] = true
+      end
+      assert.are.same(p, perm(T, 42))
+    end
+    assert.are_not.same(perm(4096, 42), perm(4096, 43))
+    local p, moved = perm(4096, 7), 0
+    for i = 1, 4096 do if p[i] ~= i - 1 then moved = moved + 1 end end
+    assert.is_true(moved > 4000) -- shuffled, not the identity
   end)
 end)
