@@ -1236,6 +1236,16 @@ CASES.destindex = { dtypes = { "fp16", "bf16", "fp32", "int8" }, exact = true,
              { batch_size = 1, seq_len = 300, kv_nope_head_num = 2, kv_nope_head_dim = 24, kv_rope_head_num = 1, kv_rope_head_dim = 8 },
              { batch_size = 2, seq_len = 2048, kv_nope_head_num = 12, kv_nope_head_dim = 128, kv_rope_head_num = 1, kv_rope_head_dim = 64 } } }
 ORDER[#ORDER + 1] = "destindex"
+-- reverse_array: out[i] = input[n - 1 - i]; n = 1, odd n (every element one by one in cuda),
+-- multiples of every vector width (the vector path), partial last programs in triton.
+function cpu.reverse_array(c, h)
+  local n, out = #h.input, {}
+  for i = 1, n do out[i] = h.input[n + 1 - i] end
+  return out
+end
+CASES.reverse_array = { dtypes = { "fp16", "bf16", "fp32", "int8" }, exact = true,
+                        params = { { n = 1 }, { n = 1000003 }, { n = 70001 }, { n = 1000000 }, { n = 4112 } } }
+ORDER[#ORDER + 1] = "reverse_array"
 
 -- The default implementations, plus triton where it imports (the checks of stated rules run it too).
 local function with_triton(op, where)

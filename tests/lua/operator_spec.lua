@@ -66,7 +66,7 @@ describe("operator configs follow OPERATORS.md", function()
   for _, n in ipairs({ "jacobi_stencil_2d", "gaussian_blur", "2d_max_pooling" }) do CHECKED[#CHECKED + 1] = n end
   for _, n in ipairs({ "radix_sort", "top_k_selection", "bitonic_sort" }) do CHECKED[#CHECKED + 1] = n end
   -- issue 18's data-layout operators (docs/LAYOUT.md)
-  for _, n in ipairs({ "matrix_copy", "matrix_transpose", "interleave", "destindex" }) do CHECKED[#CHECKED + 1] = n end
+  for _, n in ipairs({ "matrix_copy", "matrix_transpose", "interleave", "destindex", "reverse_array" }) do CHECKED[#CHECKED + 1] = n end
   local sheet = {}
   local f = assert(io.open(TILEBENCH_HOME .. "/tests/fixtures/expressions.txt", "rb"))
   for line in f:lines() do
