@@ -131,6 +131,37 @@ typedef struct tb_function {
 } tb_function;
 tb_function *tb_check_function(lua_State *L, int idx);
 
+/* ---- library operations (tb_libop.c) -------------------------------------------------------
+ * The Lua object of tb.blas, tb.dnn and tb.cub: one prepared library operation (op) that a
+ * launch plan replays from C. A module describes its kind once, in a tb_libop_class, and gets
+ * run(), describe(), close() (also __gc / __close, safe twice), __tostring and __tb_run from
+ * tb_libop_open; its own methods get the op from tb_libop_check, which raises closed_message
+ * on a closed object. */
+typedef struct tb_libop_class {
+  const char *mt;             /* metatable name, "tb.blas.matmul": also the plan step's name */
+  const char *closed_message; /* "blas matmul is closed": raised (and returned by a plan) once closed */
+  gpu_status (*run)(void *op, gpu_stream s);                 /* enqueue once on s */
+  size_t (*describe)(const void *op, char *buf, size_t len); /* what the library is given */
+  size_t (*label)(const void *op, char *buf, size_t len);    /* __tostring of an open object */
+  void (*destroy)(void *op);  /* frees op; NULL: nothing to free (the op lives inline) */
+  size_t inline_bytes;        /* > 0: the op lives in the userdata (tb_libop.data), not in the library */
+  const luaL_Reg *methods;    /* the kind's own methods beside run, describe and close */
+} tb_libop_class;
+
+typedef struct tb_libop {
+  void *op; /* NULL while empty and once closed */
+  const tb_libop_class *cls;
+  int n_kept; /* user values (tensors) it keeps alive; dropped on close */
+  _Alignas(16) unsigned char data[]; /* inline_bytes of room for an inline op */
+} tb_libop;
+
+/* Pushes a new, empty (closed) object of class c that keeps the n values at stack first ..
+ * first + n - 1 alive as its user values. Fill u->op (or u->data, then u->op = u->data) after. */
+tb_libop *tb_libop_new(lua_State *L, const tb_libop_class *c, int first, int n);
+tb_libop *tb_libop_check(lua_State *L, int idx, const tb_libop_class *c);
+/* Registers c's metatable and pushes the module table made of functions (luaopen's result). */
+int tb_libop_open(lua_State *L, const tb_libop_class *c, const luaL_Reg *functions);
+
 /* ---- launch plans (tb_launch.c) ------------------------------------------------------------
  * A plan is an immutable list of steps built once per case and implementation; the timer and
  * the verifier replay it from C, with no Lua in between. A step is a kernel launch with packed

@@ -21,73 +21,58 @@
  *   op:close()         free descriptors and workspace (also __gc / __close); later use raises
  *   getmetatable(op).__tb_run: light userdata, the tb_native_run_fn that replays it from C */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "gpu/blas.h"
 #include "tb.h"
 
-#define BLAS_MATMUL_MT "tb.blas.matmul"
+static gpu_status matmul_run(void *op, gpu_stream s) { return blas_matmul_run(op, s); }
+static void matmul_destroy(void *op) { blas_matmul_destroy(op); }
+static size_t matmul_describe(const void *op, char *buf, size_t len) { return blas_matmul_describe(op, buf, len); }
 
-typedef struct lua_blas_matmul {
-  blas_matmul *op; /* NULL once closed */
-} lua_blas_matmul;
-
-static lua_blas_matmul *check_matmul(lua_State *L, int idx) {
-  lua_blas_matmul *u = luaL_checkudata(L, idx, BLAS_MATMUL_MT);
-  if (u->op == NULL) luaL_error(L, "blas matmul is closed");
-  return u;
+static size_t matmul_label(const void *op, char *buf, size_t len) {
+  int n = snprintf(buf, len, "tb.blas.matmul (algorithm %d of %d)", blas_matmul_algo_index(op) + 1,
+                   blas_matmul_algo_count(op));
+  return n < 0 ? 0 : (size_t)n;
 }
 
-static gpu_status native_run(void *self, gpu_stream s) {
-  lua_blas_matmul *u = self;
-  if (u->op == NULL) return gpu_set_error(GPU_ERR_INVALID, "blas matmul is closed");
-  return blas_matmul_run(u->op, s);
-}
+static const tb_libop_class matmul_class; /* below, after the methods it lists */
 
-static int release(lua_State *L) {
-  lua_blas_matmul *u = luaL_checkudata(L, 1, BLAS_MATMUL_MT);
-  if (u->op) {
-    blas_matmul_destroy(u->op);
-    u->op = NULL;
-  }
-  return 0;
-}
-
-static int m_run(lua_State *L) {
-  lua_blas_matmul *u = check_matmul(L, 1);
-  tb_check_gpu(L, blas_matmul_run(u->op, tb_stream()));
-  return 0;
-}
+static blas_matmul *check_matmul(lua_State *L, int idx) { return tb_libop_check(L, idx, &matmul_class)->op; }
 
 static int m_algo_count(lua_State *L) {
-  lua_pushinteger(L, blas_matmul_algo_count(check_matmul(L, 1)->op));
+  lua_pushinteger(L, blas_matmul_algo_count(check_matmul(L, 1)));
   return 1;
 }
 
 static int m_algo_index(lua_State *L) {
-  lua_pushinteger(L, blas_matmul_algo_index(check_matmul(L, 1)->op) + 1);
+  lua_pushinteger(L, blas_matmul_algo_index(check_matmul(L, 1)) + 1);
   return 1;
 }
 
 static int m_workspace(lua_State *L) {
-  lua_pushinteger(L, (lua_Integer)blas_matmul_workspace(check_matmul(L, 1)->op));
+  lua_pushinteger(L, (lua_Integer)blas_matmul_workspace(check_matmul(L, 1)));
   return 1;
 }
 
-static int m_describe(lua_State *L) {
-  char buf[1536];
-  size_t n = blas_matmul_describe(check_matmul(L, 1)->op, buf, sizeof buf);
-  lua_pushlstring(L, buf, n);
-  return 1;
-}
+static const luaL_Reg methods[] = {
+  {"algo_count", m_algo_count},
+  {"algo_index", m_algo_index},
+  {"workspace_bytes", m_workspace},
+  {NULL, NULL}
+};
 
-static int m_tostring(lua_State *L) {
-  lua_blas_matmul *u = luaL_checkudata(L, 1, BLAS_MATMUL_MT);
-  if (u->op) lua_pushfstring(L, "tb.blas.matmul (algorithm %d of %d)",
-                             blas_matmul_algo_index(u->op) + 1, blas_matmul_algo_count(u->op));
-  else lua_pushliteral(L, "tb.blas.matmul (closed)");
-  return 1;
-}
+/* run, describe, close, __gc, __close, __tostring and __tb_run come from tb_libop.c */
+static const tb_libop_class matmul_class = {
+  .mt = "tb.blas.matmul",
+  .closed_message = "blas matmul is closed",
+  .run = matmul_run,
+  .describe = matmul_describe,
+  .label = matmul_label,
+  .destroy = matmul_destroy,
+  .methods = methods,
+};
 
 /* ---- argument table ------------------------------------------------------------------------ */
 
@@ -136,7 +121,7 @@ static blas_type to_blas_type(lua_State *L, const char *key, tb_dtype d) {
     case TB_INT32: return BLAS_I32;
     default:
       luaL_error(L, "tb.blas.matmul: tensor '%s' has dtype %s, which %s matmuls do not take", key, tb_dtypes[d].name,
-                 gpu_backend_get()->blas ? gpu_backend_get()->blas->name : "BLAS");
+                 gpu_backend_get()->blas ? gpu_backend_get()->blas->lib.name : "BLAS");
   }
   return BLAS_F32;
 }
@@ -218,37 +203,17 @@ static int l_matmul(lua_State *L) {
 
   tb_gpu(L);
   /* Created empty, then filled: an error below leaves a closed, collectable object. */
-  lua_blas_matmul *u = lua_newuserdatauv(L, sizeof *u, 3); /* 5 */
-  u->op = NULL;
-  luaL_setmetatable(L, BLAS_MATMUL_MT);
-  for (int i = 0; i < 3; i++) {
-    lua_pushvalue(L, 2 + i);
-    lua_setiuservalue(L, 5, i + 1);
-  }
-  tb_check_gpu(L, blas_matmul_create(&u->op, &d));
+  tb_libop *u = tb_libop_new(L, &matmul_class, 2, 3); /* keeps a, b, c */
+  blas_matmul *op = NULL;
+  gpu_status st = blas_matmul_create(&op, &d);
+  u->op = op;
+  tb_check_gpu(L, st);
   return 1;
 }
 
 static int l_available(lua_State *L) { return tb_lib_available(L, blas_init); }
 
 static int l_version(lua_State *L) { return tb_lib_version(L, blas_version); }
-
-static const luaL_Reg methods[] = {
-  {"run", m_run},
-  {"algo_count", m_algo_count},
-  {"algo_index", m_algo_index},
-  {"workspace_bytes", m_workspace},
-  {"describe", m_describe},
-  {"close", release},
-  {NULL, NULL}
-};
-
-static const luaL_Reg metamethods[] = {
-  {"__gc", release},
-  {"__close", release},
-  {"__tostring", m_tostring},
-  {NULL, NULL}
-};
 
 static const luaL_Reg functions[] = {
   {"matmul", l_matmul},
@@ -258,14 +223,4 @@ static const luaL_Reg functions[] = {
 };
 
 int luaopen_tb_blas(lua_State *L);
-int luaopen_tb_blas(lua_State *L) {
-  luaL_newmetatable(L, BLAS_MATMUL_MT);
-  luaL_setfuncs(L, metamethods, 0);
-  luaL_newlib(L, methods);
-  lua_setfield(L, -2, "__index");
-  lua_pushlightuserdata(L, (void *)(uintptr_t)native_run);
-  lua_setfield(L, -2, "__tb_run");
-  lua_pop(L, 1);
-  luaL_newlib(L, functions);
-  return 1;
-}
+int luaopen_tb_blas(lua_State *L) { return tb_libop_open(L, &matmul_class, functions); }

@@ -22,65 +22,43 @@
 #include "gpu/cub.h"
 #include "tb.h"
 
-#define CUB_OP_MT "tb.cub.op"
 #define N_TENSORS 4 /* input, out, temp, scratch */
 
-typedef struct lua_cub_op {
-  int open;
+/* What one sort is given; it lives inline in the object (CUB keeps no state between calls). */
+typedef struct cub_call {
   cub_op op;
   gpu_ptr in, out, temp, scratch;
   size_t temp_bytes;
   int64_t n, k;
-} lua_cub_op;
+} cub_call;
 
-static lua_cub_op *check_op(lua_State *L, int idx) {
-  lua_cub_op *u = luaL_checkudata(L, idx, CUB_OP_MT);
-  if (!u->open) luaL_error(L, "tb.cub op is closed");
-  return u;
+static gpu_status call_run(void *self, gpu_stream s) {
+  const cub_call *c = self;
+  return cub_run(c->op, c->temp, c->temp_bytes, c->in, c->scratch, c->out, c->n, c->k, s);
 }
 
-static gpu_status native_run(void *self, gpu_stream s) {
-  lua_cub_op *u = self;
-  if (!u->open) return gpu_set_error(GPU_ERR_INVALID, "tb.cub op is closed");
-  return cub_run(u->op, u->temp, u->temp_bytes, u->in, u->scratch, u->out, u->n, u->k, s);
-}
-
-static int release(lua_State *L) {
-  lua_cub_op *u = luaL_checkudata(L, 1, CUB_OP_MT);
-  u->open = 0;
-  for (int i = 1; i <= N_TENSORS; i++) {
-    lua_pushnil(L);
-    lua_setiuservalue(L, 1, i);
-  }
-  return 0;
-}
-
-static int m_run(lua_State *L) {
-  lua_cub_op *u = check_op(L, 1);
-  tb_check_gpu(L, native_run(u, tb_stream()));
-  return 0;
-}
-
-static int describe(lua_State *L, const lua_cub_op *u) {
-  if (u->op == CUB_TOPK_F32)
-    lua_pushfstring(L, "CUB %s: n = %I, k = %I, temporary storage %I bytes", cub_op_name(u->op), (lua_Integer)u->n,
-                    (lua_Integer)u->k, (lua_Integer)u->temp_bytes);
+static size_t call_describe(const void *self, char *buf, size_t len) {
+  const cub_call *c = self;
+  int n;
+  if (c->op == CUB_TOPK_F32)
+    n = snprintf(buf, len, "CUB %s: n = %lld, k = %lld, temporary storage %lld bytes", cub_op_name(c->op),
+                 (long long)c->n, (long long)c->k, (long long)c->temp_bytes);
   else
-    lua_pushfstring(L, "CUB %s: n = %I, temporary storage %I bytes", cub_op_name(u->op), (lua_Integer)u->n,
-                    (lua_Integer)u->temp_bytes);
-  return 1;
+    n = snprintf(buf, len, "CUB %s: n = %lld, temporary storage %lld bytes", cub_op_name(c->op), (long long)c->n,
+                 (long long)c->temp_bytes);
+  return n < 0 ? 0 : (size_t)n;
 }
 
-static int m_describe(lua_State *L) { return describe(L, check_op(L, 1)); }
-
-static int m_tostring(lua_State *L) {
-  lua_cub_op *u = luaL_checkudata(L, 1, CUB_OP_MT);
-  if (!u->open) {
-    lua_pushliteral(L, "tb.cub.op (closed)");
-    return 1;
-  }
-  return describe(L, u);
-}
+/* run, describe, close, __gc, __close, __tostring and __tb_run come from tb_libop.c; closing
+ * drops the tensors (there is nothing else to free). */
+static const tb_libop_class call_class = {
+  .mt = "tb.cub.op",
+  .closed_message = "tb.cub op is closed",
+  .run = call_run,
+  .describe = call_describe,
+  .label = call_describe,
+  .inline_bytes = sizeof(cub_call),
+};
 
 static cub_op check_op_name(lua_State *L, const char *name) {
   if (strcmp(name, "sort_i32") == 0) return CUB_SORT_I32;
@@ -145,22 +123,17 @@ static int l_sort(lua_State *L) {
   if (tb_tensor_nbytes(t_temp) < need)
     return luaL_error(L, "tb.cub.sort: 'temp' holds %I bytes, CUB needs %I", (lua_Integer)tb_tensor_nbytes(t_temp),
                       (lua_Integer)need);
-  lua_cub_op *u = lua_newuserdatauv(L, sizeof *u, N_TENSORS); /* 6 */
-  memset(u, 0, sizeof *u);
-  luaL_setmetatable(L, CUB_OP_MT);
-  for (int i = 0; i < N_TENSORS; i++) {
-    lua_pushvalue(L, 2 + i);
-    lua_setiuservalue(L, 6, i + 1);
-  }
-  u->op = op;
-  u->n = n;
-  u->k = k;
-  u->in = tb_tensor_ptr(t_in);
-  u->out = tb_tensor_ptr(t_out);
-  u->temp = tb_tensor_ptr(t_temp);
-  u->temp_bytes = tb_tensor_nbytes(t_temp);
-  u->scratch = t_scratch ? tb_tensor_ptr(t_scratch) : 0;
-  u->open = 1;
+  tb_libop *u = tb_libop_new(L, &call_class, 2, N_TENSORS); /* 6 */
+  cub_call *c = (cub_call *)u->data;
+  c->op = op;
+  c->n = n;
+  c->k = k;
+  c->in = tb_tensor_ptr(t_in);
+  c->out = tb_tensor_ptr(t_out);
+  c->temp = tb_tensor_ptr(t_temp);
+  c->temp_bytes = tb_tensor_nbytes(t_temp);
+  c->scratch = t_scratch ? tb_tensor_ptr(t_scratch) : 0;
+  u->op = c;
   return 1;
 }
 
@@ -178,20 +151,6 @@ static int l_available(lua_State *L) { return tb_lib_available(L, cub_init); }
 
 static int l_version(lua_State *L) { return tb_lib_version(L, cub_version); }
 
-static const luaL_Reg methods[] = {
-  {"run", m_run},
-  {"describe", m_describe},
-  {"close", release},
-  {NULL, NULL}
-};
-
-static const luaL_Reg metamethods[] = {
-  {"__gc", release},
-  {"__close", release},
-  {"__tostring", m_tostring},
-  {NULL, NULL}
-};
-
 static const luaL_Reg functions[] = {
   {"sort", l_sort},
   {"temp_bytes", l_temp_bytes},
@@ -201,14 +160,4 @@ static const luaL_Reg functions[] = {
 };
 
 int luaopen_tb_cub(lua_State *L);
-int luaopen_tb_cub(lua_State *L) {
-  luaL_newmetatable(L, CUB_OP_MT);
-  luaL_setfuncs(L, metamethods, 0);
-  luaL_newlib(L, methods);
-  lua_setfield(L, -2, "__index");
-  lua_pushlightuserdata(L, (void *)(uintptr_t)native_run);
-  lua_setfield(L, -2, "__tb_run");
-  lua_pop(L, 1);
-  luaL_newlib(L, functions);
-  return 1;
-}
+int luaopen_tb_cub(lua_State *L) { return tb_libop_open(L, &call_class, functions); }

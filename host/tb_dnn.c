@@ -27,41 +27,22 @@
 #include "gpu/dnn.h"
 #include "tb.h"
 
-#define DNN_GRAPH_MT "tb.dnn.graph"
+static gpu_status graph_run(void *g, gpu_stream s) { return dnn_graph_run(g, s); }
+static void graph_destroy(void *g) { dnn_graph_destroy(g); }
+static size_t graph_describe(const void *g, char *buf, size_t len) { return dnn_graph_describe(g, buf, len); }
 
-typedef struct lua_dnn_graph {
-  dnn_graph *g; /* NULL once closed */
-} lua_dnn_graph;
-
-static lua_dnn_graph *check_graph(lua_State *L, int idx) {
-  lua_dnn_graph *u = luaL_checkudata(L, idx, DNN_GRAPH_MT);
-  if (u->g == NULL) luaL_error(L, "dnn graph is closed");
-  return u;
+static size_t graph_label(const void *g, char *buf, size_t len) {
+  dnn_engine e;
+  dnn_graph_engine(g, &e);
+  int n = snprintf(buf, len, "tb.dnn.graph (engine %lld)", (long long)e.global_index);
+  return n < 0 ? 0 : (size_t)n;
 }
 
-static gpu_status native_run(void *self, gpu_stream s) {
-  lua_dnn_graph *u = self;
-  if (u->g == NULL) return gpu_set_error(GPU_ERR_INVALID, "dnn graph is closed");
-  return dnn_graph_run(u->g, s);
-}
-
-static int release(lua_State *L) {
-  lua_dnn_graph *u = luaL_checkudata(L, 1, DNN_GRAPH_MT);
-  if (u->g) {
-    dnn_graph_destroy(u->g);
-    u->g = NULL;
-  }
-  return 0;
-}
-
-static int m_run(lua_State *L) {
-  tb_check_gpu(L, dnn_graph_run(check_graph(L, 1)->g, tb_stream()));
-  return 0;
-}
+static const tb_libop_class graph_class; /* below, after the methods it lists */
 
 static int m_engine(lua_State *L) {
   dnn_engine e;
-  dnn_graph_engine(check_graph(L, 1)->g, &e);
+  dnn_graph_engine(tb_libop_check(L, 1, &graph_class)->op, &e);
   luaL_Buffer b;
   luaL_buffinit(L, &b);
   for (int i = 0; i < e.n_knobs; i++) {
@@ -95,24 +76,21 @@ static int m_engine(lua_State *L) {
   return 1;
 }
 
-static int m_describe(lua_State *L) {
-  char buf[1536];
-  size_t n = dnn_graph_describe(check_graph(L, 1)->g, buf, sizeof buf);
-  lua_pushlstring(L, buf, n);
-  return 1;
-}
+static const luaL_Reg methods[] = {
+  {"engine", m_engine},
+  {NULL, NULL}
+};
 
-static int m_tostring(lua_State *L) {
-  lua_dnn_graph *u = luaL_checkudata(L, 1, DNN_GRAPH_MT);
-  if (u->g) {
-    dnn_engine e;
-    dnn_graph_engine(u->g, &e);
-    lua_pushfstring(L, "tb.dnn.graph (engine %I)", (lua_Integer)e.global_index);
-  } else {
-    lua_pushliteral(L, "tb.dnn.graph (closed)");
-  }
-  return 1;
-}
+/* run, describe, close, __gc, __close, __tostring and __tb_run come from tb_libop.c */
+static const tb_libop_class graph_class = {
+  .mt = "tb.dnn.graph",
+  .closed_message = "dnn graph is closed",
+  .run = graph_run,
+  .describe = graph_describe,
+  .label = graph_label,
+  .destroy = graph_destroy,
+  .methods = methods,
+};
 
 /* ---- argument table ------------------------------------------------------------------------ */
 
@@ -156,20 +134,6 @@ static tb_tensor *field_tensor(lua_State *L, const char *key) {
   tb_tensor *t = tb_test_tensor(L, -1);
   if (t == NULL) luaL_error(L, "%s: field '%s' must be a tensor (got %s)", fn_name, key, luaL_typename(L, -1));
   return t;
-}
-
-/* The graph's userdata on top of the stack, keeping the n values at stack 2 .. n + 1 (the
- * tensors) alive while it lives; created empty, so an error in create leaves a closed object. */
-static lua_dnn_graph *new_graph(lua_State *L, int n) {
-  lua_dnn_graph *u = lua_newuserdatauv(L, sizeof *u, n);
-  int idx = lua_gettop(L);
-  u->g = NULL;
-  luaL_setmetatable(L, DNN_GRAPH_MT);
-  for (int i = 0; i < n; i++) {
-    lua_pushvalue(L, 2 + i);
-    lua_setiuservalue(L, idx, i + 1);
-  }
-  return u;
 }
 
 static void check_numel(lua_State *L, const char *key, const tb_tensor *t, int64_t want) {
@@ -231,8 +195,12 @@ static int l_batchnorm(lua_State *L) {
     d.inv_var = tb_tensor_ptr(t[5]);
   }
   tb_gpu(L);
-  lua_dnn_graph *u = new_graph(L, N_BUFFERS);
-  tb_check_gpu(L, dnn_batchnorm_create(&u->g, &d));
+  /* Created empty (keeping the tensors), then filled: an error leaves a closed object. */
+  tb_libop *u = tb_libop_new(L, &graph_class, 2, N_BUFFERS);
+  dnn_graph *g = NULL;
+  gpu_status st = dnn_batchnorm_create(&g, &d);
+  u->op = g;
+  tb_check_gpu(L, st);
   return 1;
 }
 
@@ -287,29 +255,17 @@ static int l_sdpa(lua_State *L) {
     d.o = tb_tensor_ptr(t[3]);
   }
   tb_gpu(L);
-  lua_dnn_graph *u = new_graph(L, 4);
-  tb_check_gpu(L, dnn_sdpa_create(&u->g, &d));
+  tb_libop *u = tb_libop_new(L, &graph_class, 2, 4);
+  dnn_graph *g = NULL;
+  gpu_status st = dnn_sdpa_create(&g, &d);
+  u->op = g;
+  tb_check_gpu(L, st);
   return 1;
 }
 
 static int l_available(lua_State *L) { return tb_lib_available(L, dnn_init); }
 
 static int l_version(lua_State *L) { return tb_lib_version(L, dnn_version); }
-
-static const luaL_Reg methods[] = {
-  {"run", m_run},
-  {"engine", m_engine},
-  {"describe", m_describe},
-  {"close", release},
-  {NULL, NULL}
-};
-
-static const luaL_Reg metamethods[] = {
-  {"__gc", release},
-  {"__close", release},
-  {"__tostring", m_tostring},
-  {NULL, NULL}
-};
 
 static const luaL_Reg functions[] = {
   {"batchnorm", l_batchnorm},
@@ -320,14 +276,4 @@ static const luaL_Reg functions[] = {
 };
 
 int luaopen_tb_dnn(lua_State *L);
-int luaopen_tb_dnn(lua_State *L) {
-  luaL_newmetatable(L, DNN_GRAPH_MT);
-  luaL_setfuncs(L, metamethods, 0);
-  luaL_newlib(L, methods);
-  lua_setfield(L, -2, "__index");
-  lua_pushlightuserdata(L, (void *)(uintptr_t)native_run);
-  lua_setfield(L, -2, "__tb_run");
-  lua_pop(L, 1);
-  luaL_newlib(L, functions);
-  return 1;
-}
+int luaopen_tb_dnn(lua_State *L) { return tb_libop_open(L, &graph_class, functions); }

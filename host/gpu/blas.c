@@ -5,32 +5,18 @@
 
 #include <stddef.h>
 
-static const gpu_blas *table(gpu_status *st) {
-  const gpu_backend *b = gpu_backend_get();
-  if (b->blas == NULL) {
-    *st = gpu_set_error(GPU_ERR_NO_LIBRARY, "blas: the %s backend has no BLAS library", b->name);
-    return NULL;
-  }
-  *st = GPU_OK;
-  return b->blas;
-}
+static const gpu_blas *table(gpu_status *st) { return (const gpu_blas *)gpu_library_get(GPU_LIB_BLAS, st); }
 
-gpu_status blas_init(void) {
-  gpu_status st;
-  const gpu_blas *t = table(&st);
-  return t ? t->init() : st;
-}
+gpu_status blas_init(void) { return gpu_library_init(GPU_LIB_BLAS); }
 
 gpu_status blas_version(size_t *version, char *path, size_t path_len) {
-  gpu_status st;
-  const gpu_blas *t = table(&st);
-  return t ? t->version(version, path, path_len) : st;
+  return gpu_library_version(GPU_LIB_BLAS, version, path, path_len);
 }
 
 gpu_status blas_matmul_create(blas_matmul **out, const blas_matmul_desc *d) {
   gpu_status st;
-  const gpu_blas *t = table(&st);
-  if (t == NULL) *out = NULL;
+  const gpu_blas *t = table(&st); /* lib is its first member */
+  *out = NULL;
   return t ? t->matmul_create(out, d) : st;
 }
 

@@ -40,9 +40,7 @@ typedef struct blas_matmul blas_matmul;
 
 /* A backend's BLAS: the operations below, with the same contracts. */
 typedef struct gpu_blas {
-  const char *name; /* "cuBLASLt": in messages */
-  gpu_status (*init)(void);
-  gpu_status (*version)(size_t *version, char *path, size_t path_len);
+  gpu_library lib; /* name ("cuBLASLt"), init, version (gpu.h) */
   gpu_status (*matmul_create)(blas_matmul **out, const blas_matmul_desc *d);
   gpu_status (*matmul_run)(blas_matmul *op, gpu_stream s);
   int (*matmul_algo_count)(const blas_matmul *op);

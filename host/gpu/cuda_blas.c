@@ -540,9 +540,7 @@ static void lt_matmul_destroy(blas_matmul *op) {
 
 extern const gpu_blas gpu_cuda_blas; /* cuda.c's backend table points here */
 const gpu_blas gpu_cuda_blas = {
-  .name = "cuBLASLt",
-  .init = lt_init,
-  .version = lt_version,
+  .lib = {.name = "cuBLASLt", .init = lt_init, .version = lt_version},
   .matmul_create = lt_matmul_create,
   .matmul_run = lt_matmul_run,
   .matmul_algo_count = lt_matmul_algo_count,

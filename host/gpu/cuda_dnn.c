@@ -118,9 +118,7 @@ gpu_status cuda_dnn_sdpa_create(dnn_graph **out, const dnn_sdpa_desc *d); /* cud
 
 extern const gpu_dnn gpu_cuda_dnn; /* cuda.c's backend table points here */
 const gpu_dnn gpu_cuda_dnn = {
-  .name = "cuDNN",
-  .init = cudnn_open,
-  .version = version_of,
+  .lib = {.name = "cuDNN", .init = cudnn_open, .version = version_of},
   .batchnorm_create = batchnorm_create,
   .sdpa_create = cuda_dnn_sdpa_create,
   .run = dg_run,

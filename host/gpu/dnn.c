@@ -5,26 +5,12 @@
 
 #include <stddef.h>
 
-static const gpu_dnn *table(gpu_status *st) {
-  const gpu_backend *b = gpu_backend_get();
-  if (b->dnn == NULL) {
-    *st = gpu_set_error(GPU_ERR_NO_LIBRARY, "dnn: the %s backend has no DNN library", b->name);
-    return NULL;
-  }
-  *st = GPU_OK;
-  return b->dnn;
-}
+static const gpu_dnn *table(gpu_status *st) { return (const gpu_dnn *)gpu_library_get(GPU_LIB_DNN, st); }
 
-gpu_status dnn_init(void) {
-  gpu_status st;
-  const gpu_dnn *t = table(&st);
-  return t ? t->init() : st;
-}
+gpu_status dnn_init(void) { return gpu_library_init(GPU_LIB_DNN); }
 
 gpu_status dnn_version(size_t *version, char *path, size_t path_len) {
-  gpu_status st;
-  const gpu_dnn *t = table(&st);
-  return t ? t->version(version, path, path_len) : st;
+  return gpu_library_version(GPU_LIB_DNN, version, path, path_len);
 }
 
 gpu_status dnn_batchnorm_create(dnn_graph **out, const dnn_batchnorm_desc *d) {

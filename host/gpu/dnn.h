@@ -59,9 +59,7 @@ typedef struct dnn_engine {
 
 /* A backend's DNN library: the operations below, with the same contracts. */
 typedef struct gpu_dnn {
-  const char *name; /* "cuDNN": in messages */
-  gpu_status (*init)(void);
-  gpu_status (*version)(size_t *version, char *path, size_t path_len);
+  gpu_library lib; /* name ("cuDNN"), init, version (gpu.h) */
   gpu_status (*batchnorm_create)(dnn_graph **out, const dnn_batchnorm_desc *d);
   gpu_status (*sdpa_create)(dnn_graph **out, const dnn_sdpa_desc *d);
   gpu_status (*run)(dnn_graph *g, gpu_stream s);

@@ -182,6 +182,25 @@ struct gpu_compiler; /* below, with rtc_compile */
 struct gpu_blas;     /* blas.h */
 struct gpu_dnn;      /* dnn.h */
 
+/* What every vendor library a backend opens at run time (its BLAS, its DNN library) offers first:
+ * the head of gpu_blas and gpu_dnn, so that finding, opening and versioning one is written once
+ * (library.c) and blas.c / dnn.c only dispatch their own operations. */
+typedef struct gpu_library {
+  const char *name; /* "cuBLASLt", "cuDNN": in messages */
+  /* Opens the library once (later calls return the first outcome); GPU_ERR_NO_LIBRARY naming it
+   * and every place searched when absent. */
+  gpu_status (*init)(void);
+  /* The library's own version number and the path it was opened from. */
+  gpu_status (*version)(size_t *version, char *path, size_t path_len);
+} gpu_library;
+
+typedef enum gpu_library_kind { GPU_LIB_BLAS = 0, GPU_LIB_DNN, GPU_NLIBRARY_KINDS } gpu_library_kind;
+/* The backend in use's library of kind k, or NULL with *st = GPU_ERR_NO_LIBRARY and the message
+ * "<blas|dnn>: the <backend> backend has no <BLAS|DNN> library". */
+const gpu_library *gpu_library_get(gpu_library_kind k, gpu_status *st);
+gpu_status gpu_library_init(gpu_library_kind k);
+gpu_status gpu_library_version(gpu_library_kind k, size_t *version, char *path, size_t path_len);
+
 typedef struct gpu_backend {
   const char *name;         /* "cuda": what TILEBENCH_BACKEND names */
   const char *display_name; /* "CUDA": in messages ("no CUDA device found"); NULL: name */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "fake_backend.h"
+#include "gpu/blas.h"
 #include "gpu/cuda_dnn_lib.h"
 #include "gpu/dnn.h"
 #include "stub/stub_cudnn.h"
@@ -26,7 +27,7 @@ static struct stub_cudnn_state *stub;
 static void absent_library(void) {
   cudnn_reset_for_tests();
   setenv("TILEBENCH_CUDNN_LIB", "/nonexistent/tb-cudnn/libcudnn.so.9", 1);
-  gpu_status st = gpu_cuda_dnn.init();
+  gpu_status st = gpu_cuda_dnn.lib.init();
   char first[4096];
   snprintf(first, sizeof first, "%s", gpu_last_error());
   CHECK(st == GPU_ERR_NO_LIBRARY, "status %d: %s", st, first);
@@ -34,18 +35,18 @@ static void absent_library(void) {
         "%s", first);
   CHECK(strstr(first, "No such file or directory") != NULL, "the loader's reason is missing: %s", first);
   gpu_set_error(GPU_ERR_OTHER, "something else");
-  CHECK(gpu_cuda_dnn.init() == GPU_ERR_NO_LIBRARY && strcmp(gpu_last_error(), first) == 0,
+  CHECK(gpu_cuda_dnn.lib.init() == GPU_ERR_NO_LIBRARY && strcmp(gpu_last_error(), first) == 0,
         "the second answer differs: %s", gpu_last_error());
   dnn_graph *g = (dnn_graph *)1;
   dnn_batchnorm_desc d = {.n = 4, .c = 8, .x_type = DNN_F16, .param_type = DNN_F32, .eps = 1e-5f};
   CHECK(gpu_cuda_dnn.batchnorm_create(&g, &d) == GPU_ERR_NO_LIBRARY && g == NULL, "create without cuDNN");
   CHECK(strstr(gpu_last_error(), "TILEBENCH_CUDNN_LIB") != NULL, "%s", gpu_last_error());
   size_t v = 7;
-  CHECK(gpu_cuda_dnn.version(&v, NULL, 0) == GPU_ERR_NO_LIBRARY && v == 7, "version without cuDNN");
+  CHECK(gpu_cuda_dnn.lib.version(&v, NULL, 0) == GPU_ERR_NO_LIBRARY && v == 7, "version without cuDNN");
   /* a directory given: the library is looked for inside it, and named */
   cudnn_reset_for_tests();
   setenv("TILEBENCH_CUDNN_LIB", "/", 1);
-  CHECK(gpu_cuda_dnn.init() == GPU_ERR_NO_LIBRARY && strstr(gpu_last_error(), "//libcudnn.so.9: ") != NULL,
+  CHECK(gpu_cuda_dnn.lib.init() == GPU_ERR_NO_LIBRARY && strstr(gpu_last_error(), "//libcudnn.so.9: ") != NULL,
         "%s", gpu_last_error());
 }
 
@@ -81,7 +82,7 @@ static void open_stub(void) {
   setenv("TILEBENCH_CUDNN_LIB", STUB_CUDNN_PATH, 1);
   size_t v = 0;
   char path[1024] = "";
-  CHECK(gpu_cuda_dnn.version(&v, path, sizeof path) == GPU_OK, "%s", gpu_last_error());
+  CHECK(gpu_cuda_dnn.lib.version(&v, path, sizeof path) == GPU_OK, "%s", gpu_last_error());
   CHECK(v == 91900 && strcmp(path, STUB_CUDNN_PATH) == 0, "version %zu path %s", v, path);
   void *h = dlopen(STUB_CUDNN_PATH, RTLD_NOW | RTLD_NOLOAD);
   stub = h ? dlsym(h, "stub_cudnn_state") : NULL;
@@ -200,7 +201,7 @@ static void bad_arguments(void) {
 static void handle_refused(void) {
   cudnn_reset_for_tests();
   stub->create_status = 1008;
-  CHECK(gpu_cuda_dnn.init() == GPU_OK, "%s", gpu_last_error());
+  CHECK(gpu_cuda_dnn.lib.init() == GPU_OK, "%s", gpu_last_error());
   dnn_graph *g = (dnn_graph *)1;
   dnn_batchnorm_desc d = bn(4, 8, DNN_F32, DNN_F32);
   CHECK(gpu_cuda_dnn.batchnorm_create(&g, &d) == GPU_ERR_NO_LIBRARY && g == NULL, "created without a handle");
@@ -221,6 +222,16 @@ static void backend_without_dnn(void) {
   CHECK(dnn_init() == GPU_ERR_NO_LIBRARY && strstr(gpu_last_error(), "the fake backend has no DNN library"),
         "%s", gpu_last_error());
   CHECK(dnn_batchnorm_create(&g, &d) == GPU_ERR_NO_LIBRARY && g == NULL, "create on the fake backend");
+  size_t v = 1;
+  char path[64];
+  CHECK(dnn_version(&v, path, sizeof path) == GPU_ERR_NO_LIBRARY &&
+            strcmp(gpu_last_error(), "dnn: the fake backend has no DNN library") == 0, "%s", gpu_last_error());
+  /* the same descriptor-driven lookup (gpu/library.c) serves the BLAS */
+  blas_matmul *m = (blas_matmul *)1;
+  blas_matmul_desc md = {.m = 1, .n = 1, .k = 1, .batch = 1};
+  CHECK(blas_init() == GPU_ERR_NO_LIBRARY && strcmp(gpu_last_error(), "blas: the fake backend has no BLAS library") == 0,
+        "%s", gpu_last_error());
+  CHECK(blas_matmul_create(&m, &md) == GPU_ERR_NO_LIBRARY && m == NULL, "blas create on the fake backend");
 }
 
 int main(void) {

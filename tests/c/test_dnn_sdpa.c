@@ -214,7 +214,7 @@ int main(void) {
   too_old();
   cudnn_reset_for_tests();
   setenv("TILEBENCH_CUDNN_LIB", STUB_CUDNN_PATH, 1);
-  CHECK(gpu_cuda_dnn.init() == GPU_OK, "%s", gpu_last_error());
+  CHECK(gpu_cuda_dnn.lib.init() == GPU_OK, "%s", gpu_last_error());
   void *h = dlopen(STUB_CUDNN_PATH, RTLD_NOW | RTLD_NOLOAD);
   stub = h ? dlsym(h, "stub_cudnn_state") : NULL;
   CHECK(stub != NULL, "the stub is not the library opened");
