@@ -1,0 +1,179 @@
+-- cpu_check/stencil.lua (GPU, part of tests/gpu/operators_cpu_check.lua): issue 18's stencils and
+-- windows (docs/STENCILS.md): jacobi_stencil_2d bit for bit, gaussian_blur with its generated
+-- kernel checked, 2d_max_pooling with planted NaN and -inf; each also in its triton default.
+-- The table it returns is described in cpu_check/common.lua.
+local C = require("cpu_check.common")
+local context = require("tilebench.context")
+local verify = require("tb.verify")
+local round_to = C.round_to
+local fail = C.fail
+local compare_cpu = C.compare_cpu
+local check_impls = C.check_impls
+local host_all = C.host_all
+local with_triton = C.with_triton
+
+local cpu = {}
+
+-- ---- issue 18's stencils (docs/STENCILS.md) ------------------------------------------------
+-- jacobi_stencil_2d: boundary rows and columns copied; interior ((up + down) + left) + right,
+-- each sum rounded to the dtype, then * 0.25 rounded (PyTorch eager).
+function cpu.jacobi_stencil_2d(c, h)
+  local rows, cols = c.params.rows, c.params.cols or c.params.rows
+  local x, out, dt = h.input, {}, c.dtype
+  for r = 0, rows - 1 do
+    for j = 0, cols - 1 do
+      local i = r * cols + j + 1
+      if r == 0 or r == rows - 1 or j == 0 or j == cols - 1 then
+        out[i] = x[i]
+      else
+        local t = round_to(dt, x[i - cols] + x[i + cols])
+        t = round_to(dt, t + x[i - 1])
+        t = round_to(dt, t + x[i + 1])
+        out[i] = round_to(dt, 0.25 * t)
+      end
+    end
+  end
+  return out
+end
+
+-- gaussian_blur: the zero-padded "same" cross-correlation summed in double, rounded once. The
+-- generated kernel is checked too: values in [0, 1] summing to 1 within the dtype's rounding.
+function cpu.gaussian_blur(c, h)
+  local p = c.params
+  local R, C, kr, kc = p.input_rows, p.input_cols or p.input_rows, p.kernel_rows, p.kernel_cols
+  local x, w, out = h.input, h.kernel, {}
+  local sum, bad = 0, false
+  for i = 1, kr * kc do
+    sum = sum + w[i]
+    bad = bad or w[i] < 0 or w[i] > 1
+  end
+  C.count()
+  if bad or math.abs(sum - 1) > kr * kc * (c.dtype == "fp32" and 1e-6 or 1e-3) then
+    fail("gaussian_blur %s: the generated kernel sums to %.9g (values in [0, 1]: %s)", c.dtype, sum, tostring(not bad))
+  end
+  local hr, hc = kr // 2, kc // 2
+  for r = 0, R - 1 do
+    for col = 0, C - 1 do
+      local s = 0.0
+      for a = 0, kr - 1 do
+        local rr = r + a - hr
+        if rr >= 0 and rr < R then
+          local base, wb = rr * C + 1, a * kc + 1
+          for b = 0, kc - 1 do
+            local cc = col + b - hc
+            if cc >= 0 and cc < C then s = s + x[base + cc] * w[wb + b] end
+          end
+        end
+      end
+      out[r * C + col + 1] = round_to(c.dtype, s)
+    end
+  end
+  return out
+end
+
+-- 2d_max_pooling: the K x K window's maximum, positions outside the image skipped (-inf padding),
+-- a NaN in the window giving NaN (PyTorch's max_pool2d); exact.
+cpu["2d_max_pooling"] = function(c, h)
+  local p = c.params
+  local planes, H, W = p.N * p.C, p.H, p.W or p.H
+  local K, S, P = p.kernel_size, p.stride, p.padding
+  local Ho, Wo = (H + 2 * P - K) // S + 1, (W + 2 * P - K) // S + 1
+  local x, out = h.input, {}
+  for pl = 0, planes - 1 do
+    for oh = 0, Ho - 1 do
+      for ow = 0, Wo - 1 do
+        local m = -math.huge
+        for a = 0, K - 1 do
+          local r = oh * S - P + a
+          if r >= 0 and r < H then
+            for b = 0, K - 1 do
+              local col = ow * S - P + b
+              if col >= 0 and col < W then
+                local v = x[(pl * H + r) * W + col + 1]
+                if m == m and (v ~= v or v > m) then m = v end
+              end
+            end
+          end
+        end
+        out[(pl * Ho + oh) * Wo + ow + 1] = m
+      end
+    end
+  end
+  return out
+end
+
+local CASES = {
+  -- one row, one column, 2 x 2 (no interior), odd shapes (one element a thread), shapes whose
+  -- cols take 16-byte vectors (1000: fp32 and fp16 alike) with partial warps and blocks, the
+  -- grid's first case, and strips of several rows a block with tails (the ROWS spread)
+  jacobi_stencil_2d = { dtypes = { "fp16", "bf16", "fp32" }, exact = true,
+                        params = { { rows = 1, cols = 9 }, { rows = 7, cols = 1 }, { rows = 2 }, { rows = 5, cols = 7 },
+                                   { rows = 37, cols = 1000 }, { rows = 130, cols = 1030 }, { rows = 512 },
+                                   { rows = 301, cols = 264 }, { rows = 3, cols = 4104 } } },
+  -- one row, an image smaller than the kernel, odd shapes (one element a thread: halos from three
+  -- lanes away), 1000 / 264 / 4104 columns (16-byte vectors, one or two a thread, partial warps),
+  -- the grid's first case, 3 x 5 and even (4 x 6) kernels, a 1 x 1 kernel
+  gaussian_blur = { dtypes = { "fp16", "fp32" },
+                    params = { { input_rows = 1, input_cols = 40, kernel_rows = 7, kernel_cols = 7 },
+                               { input_rows = 5, input_cols = 3, kernel_rows = 7, kernel_cols = 7 },
+                               { input_rows = 37, input_cols = 1000, kernel_rows = 7, kernel_cols = 7 },
+                               { input_rows = 130, input_cols = 1030, kernel_rows = 7, kernel_cols = 7 },
+                               { input_rows = 512, kernel_rows = 7, kernel_cols = 7 },
+                               { input_rows = 33, input_cols = 264, kernel_rows = 3, kernel_cols = 5 },
+                               { input_rows = 20, input_cols = 36, kernel_rows = 4, kernel_cols = 6 },
+                               { input_rows = 9, input_cols = 16, kernel_rows = 1, kernel_cols = 1 },
+                               { input_rows = 64, input_cols = 4104, kernel_rows = 7, kernel_cols = 7 } } },
+  -- one pixel, odd shapes (one output a thread; the last window past the right and bottom
+  -- edges), H odd with vector rows (33 x 48), W a vector multiple for fp32 only (40), the grid's
+  -- first case, strips over a taller image, and kernel / stride / padding other than the grid's
+  -- (the reference and triton only: cuda is unsupported there)
+  ["2d_max_pooling"] = { dtypes = { "fp16", "bf16", "fp32" }, exact = true,
+    params = { { N = 1, C = 1, H = 1, kernel_size = 3, stride = 2, padding = 1 },
+               { N = 1, C = 2, H = 5, W = 7, kernel_size = 3, stride = 2, padding = 1 },
+               { N = 1, C = 5, H = 33, W = 48, kernel_size = 3, stride = 2, padding = 1 },
+               { N = 2, C = 3, H = 64, W = 40, kernel_size = 3, stride = 2, padding = 1 },
+               { N = 4, C = 128, H = 32, kernel_size = 3, stride = 2, padding = 1 },
+               { N = 1, C = 3, H = 301, W = 160, kernel_size = 3, stride = 2, padding = 1 },
+               { N = 1, C = 2, H = 9, W = 11, kernel_size = 2, stride = 2, padding = 0 },
+               { N = 1, C = 2, H = 10, W = 12, kernel_size = 3, stride = 1, padding = 1 } } },
+}
+
+-- 2d_max_pooling with NaN and -inf planted (never generated): a window holding a NaN gives NaN,
+-- one of -inf only gives -inf, for the reference (against the CPU) and every configuration of
+-- cuda and, where it imports, triton. Plants in the first and last columns and rows, at lane
+-- and vector boundaries (W = 48: fp32 and fp16 vectors).
+local function check_pool_nan(op)
+  for _, dtype in ipairs({ "fp16", "bf16", "fp32" }) do
+    local p = { N = 1, C = 2, H = 9, W = 48, kernel_size = 3, stride = 2, padding = 1 }
+    local n = p.C * p.H * p.W
+    local vals = {}
+    for i = 1, n do vals[i] = ((i * 7919) % 2001) / 1000 - 1 end
+    for _, i in ipairs({ 0, 47, 48 * 3 + 15, 48 * 3 + 16, 48 * 8 + 30, 432 + 48 * 4 + 8 }) do vals[i + 1] = 0 / 0 end
+    for r = 5, 8 do for col = 40, 47 do vals[r * 48 + col + 1] = -math.huge end end -- a -inf block (plane 0)
+    local c = { params = p, dtype = dtype, index = 1, id = "nan" }
+    local where = "2d_max_pooling " .. dtype .. " planted NaN and -inf"
+    local ctx <close> = context.new(op, c)
+    local ins = { input = ctx.from_table(vals, dtype, { n }) }
+    local refs = op.module.outputs(c, ins, ctx)
+    for _, t in pairs(refs) do verify.poison(t) end
+    op.module.reference(c, ins, refs, ctx):run()
+    compare_cpu(where .. " reference vs CPU", refs.out:to_host(), cpu["2d_max_pooling"](c, host_all(ins)), 0, 0)
+    check_impls(op, c, ctx, ins, refs, where, with_triton(op, where))
+    print(string.format("ok  %s", where))
+  end
+end
+
+-- ---- convolutions: 1d_conv, 2d_conv, 3d_conv (helper "conv" adds them here) -----------------
+-- An operator joins this family with cpu.<name> (its CPU implementation, above this line like the
+-- others), a CASES.<name> entry, its name appended to ORDER and, where its triton default runs on
+-- every small case, to TRITON_DEFAULT; a stated-rule check goes into EXTRA (and its kernels into
+-- COMPILE_EXTRA for --compile-only). The driver needs no change. Should this file pass ~600
+-- lines, the convolutions move to a cpu_check/conv.lua of their own, added to FAMILIES in
+-- tests/gpu/operators_cpu_check.lua.
+local ORDER = { "jacobi_stencil_2d", "gaussian_blur", "2d_max_pooling" }
+local TRITON_DEFAULT = { jacobi_stencil_2d = true, gaussian_blur = true, ["2d_max_pooling"] = true }
+local EXTRA = { ["2d_max_pooling"] = check_pool_nan }
+local COMPILE_EXTRA = {}
+
+return { order = ORDER, cpu = cpu, cases = CASES, triton_default = TRITON_DEFAULT, extra = EXTRA,
+         compile_extra = COMPILE_EXTRA }
