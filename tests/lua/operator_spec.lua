@@ -67,6 +67,8 @@ describe("operator configs follow OPERATORS.md", function()
   for _, n in ipairs({ "radix_sort", "top_k_selection", "bitonic_sort" }) do CHECKED[#CHECKED + 1] = n end
   -- issue 18's data-layout operators (docs/LAYOUT.md)
   for _, n in ipairs({ "matrix_copy", "matrix_transpose", "interleave", "destindex", "reverse_array" }) do CHECKED[#CHECKED + 1] = n end
+  -- issue 18's convolutions (docs/CONV.md)
+  for _, n in ipairs({ "1d_conv", "2d_conv", "3d_conv" }) do CHECKED[#CHECKED + 1] = n end
   local sheet = {}
   local f = assert(io.open(TILEBENCH_HOME .. "/tests/fixtures/expressions.txt", "rb"))
   for line in f:lines() do

@@ -1,0 +1,8 @@
+"""1d_conv in PyTorch eager (OPERATORS.md 32): TileBench's reference, F.conv1d(input, weight,
+None, stride, padding, groups) (cuDNN; fp32 may run in TF32: PyTorch's default
+torch.backends.cudnn.allow_tf32 = True, left as it is)."""
+import torch.nn.functional as F
+
+
+def forward(input, weight, case):
+    return F.conv1d(input, weight, None, case["stride"], case["padding"], case["groups"])

@@ -1,0 +1,191 @@
+-- conv.lua (operators/_shared; `require("conv")`): what the convolution operators 1d_conv, 2d_conv
+-- and 3d_conv share (OPERATORS.md 32-34): their shapes, inputs, outputs and reference, and the
+-- `cuda` implementation (an implicit GEMM on tensor cores, conv_igemm.cu; docs/CONV.md). Every
+-- rank is a 3-D problem to the kernels: 1-D is D = H = 1 with a 1 x 1 x k kernel, 2-D D = 1 with
+-- 1 x k x k; padding applies to the real spatial axes only.
+local M = {}
+
+-- The case's shape, checked: b, cin, cout, groups, stride, the input's and output's spatial
+-- extents as 3-D {D, H, W}, the kernel's {KD, KH, KW}, the padding {PD, PH, PW}, and the torch
+-- shapes of input, weight and output.
+function M.dims(case, rank)
+  local p = case.params
+  local k, s, pad, g = p.kernel_size, p.stride, p.padding, p.groups
+  local name = rank .. "d_conv"
+  local function bad(fmt, ...) error(name .. ": " .. string.format(fmt, ...), 0) end
+  if g < 1 or p.in_channels % g ~= 0 or p.out_channels % g ~= 0 then
+    bad("groups %d must divide in_channels %d and out_channels %d", g, p.in_channels, p.out_channels)
+  end
+  if k < 1 or s < 1 or pad < 0 then bad("kernel_size %d, stride %d, padding %d: want k >= 1, stride >= 1, padding >= 0", k, s, pad) end
+  local sp
+  if rank == 1 then sp = { 1, 1, p.L }
+  elseif rank == 2 then sp = { 1, p.H, p.W or p.H }
+  else sp = { p.D, p.H, p.W or p.H } end
+  local kk, pp, out = {}, {}, {}
+  for d = 1, 3 do
+    local real = d > 3 - rank
+    kk[d], pp[d] = real and k or 1, real and pad or 0
+    out[d] = (sp[d] + 2 * pp[d] - kk[d]) // s + 1
+    if out[d] < 1 then bad("an input of %d along an axis gives no output at kernel_size %d, stride %d, padding %d", sp[d], k, s, pad) end
+  end
+  local t = { b = p.batch, cin = p.in_channels, cout = p.out_channels, groups = g, stride = s,
+              sp = sp, out = out, k = kk, pad = pp, rank = rank }
+  t.in_shape, t.w_shape, t.out_shape = { t.b, t.cin }, { t.cout, t.cin // g }, { t.b, t.cout }
+  for d = 4 - rank, 3 do
+    t.in_shape[#t.in_shape + 1], t.w_shape[#t.w_shape + 1], t.out_shape[#t.out_shape + 1] = sp[d], kk[d], out[d]
+  end
+  return t
+end
+
+-- op.category, inputs (input, weight: randn), outputs (out) and reference for a rank.
+function M.operator(rank)
+  local op = { category = "Stencil/Conv" }
+  function op.inputs(case, ctx)
+    local t = M.dims(case, rank)
+    return { input = ctx.randn("input", t.in_shape, case.dtype), weight = ctx.randn("weight", t.w_shape, case.dtype) }
+  end
+  function op.outputs(case, ins, ctx)
+    return { out = ctx.empty(M.dims(case, rank).out_shape, case.dtype) }
+  end
+  function op.reference(case, ins, outs, ctx)
+    local t = M.dims(case, rank)
+    local f = ctx:kernel("conv_ref.cu", "conv_ref", { DTYPE = ctx.ctype(case.dtype) })
+    local n = t.b * t.cout * t.out[1] * t.out[2] * t.out[3]
+    return ctx.plan { { fn = f, grid = { ctx.cdiv(n, 256) }, block = { 256 },
+      args = { ins.input, ins.weight, outs.out, ctx.i32(t.b), ctx.i32(t.cin), ctx.i32(t.cout), ctx.i32(t.groups),
+               ctx.i32(t.sp[1]), ctx.i32(t.sp[2]), ctx.i32(t.sp[3]), ctx.i32(t.out[1]), ctx.i32(t.out[2]),
+               ctx.i32(t.out[3]), ctx.i32(t.k[1]), ctx.i32(t.k[2]), ctx.i32(t.k[3]), ctx.i32(t.stride),
+               ctx.i32(t.pad[1]), ctx.i32(t.pad[2]), ctx.i32(t.pad[3]) } } }
+  end
+  return op
+end
+
+-- ---- `cuda`: conv_igemm.cu (docs/CONV.md) ------------------------------------------------------
+local SMEM_OPTIN = 232448 -- H100/H200 per-block limit; plans use ctx.props where they have it
+local ESIZE = { fp16 = 2, fp32 = 4 }
+
+-- A configuration resolved for a case: BM 0 picks 128 output channels a CTA where a group has more
+-- than 64 (else 64), BN 0 the largest of 256 / 128 / 64 positions a CTA that still gives every SM
+-- a CTA (valid ones only), TW 0 a tile row of 16 positions where the output rows are that short,
+-- else 32 (2-D / 3-D; 1-D tiles are one row of BN). Returns the kernel's numbers, or nil and why.
+local function geometry(t, dtype, cfg, sms)
+  local es = ESIZE[dtype]
+  if not es then return nil, "dtype " .. tostring(dtype) .. " (the kernel has fp16 and fp32)" end
+  local cout_g, cin_g = t.cout // t.groups, t.cin // t.groups
+  local bm = cfg.BM ~= 0 and cfg.BM or (cout_g > 64 and 128 or 64)
+  local function shape(bn)
+    local g = { es = es, ve = 16 // es, bm = bm, bn = bn, warps = cfg.WARPS, bcb = cfg.BCB, stages = cfg.STAGES }
+    if t.rank == 1 then g.th, g.tw = 1, bn
+    else
+      g.tw = cfg.TW ~= 0 and cfg.TW or (t.out[3] <= 16 and 16 or 32)
+      if bn % g.tw ~= 0 then return nil, string.format("BN %d is not a whole number of rows of TW %d", bn, g.tw) end
+      g.th = bn // g.tw
+    end
+    if bm ~= 64 and bm ~= 128 then return nil, "BM is 64 or 128" end
+    local wm = bm // 64
+    if cfg.WARPS % wm ~= 0 then return nil, "WARPS must hold the BM / 64 warp rows" end
+    local wn = cfg.WARPS // wm
+    if bn % (16 * wn) ~= 0 then return nil, string.format("BN %d over %d warp columns: not a whole number of n16 pairs a warp", bn, wn) end
+    g.nf = bn // (8 * wn)
+    if cfg.BCB ~= 32 and cfg.BCB ~= 64 then return nil, "BCB is 32 or 64 bytes" end
+    if cfg.STAGES < 2 then return nil, "STAGES >= 2" end
+    local s = t.stride
+    g.rh, g.rw = (g.th - 1) * s + t.k[2], (g.tw - 1) * s + t.k[3]
+    g.rv = (g.ve - 1 + g.rw + g.ve - 1) // g.ve
+    local rawc0 = g.rh * g.rv * g.ve
+    local rawc = rawc0 + (40 - rawc0 % 32) % 32
+    g.vecload = t.sp[3] % g.ve == 0 and 1 or 0
+    g.vecstore = (t.out[3] % g.ve == 0 and g.tw % g.ve == 0) and 1 or 0
+    local bc, rsb = cfg.BCB // es, cfg.BCB + 16
+    local stage = t.k[2] * t.k[3] * bm * rsb + (g.vecload == 1 and bc * rawc * es or 0)
+    g.smem = math.max(cfg.STAGES * stage + g.rh * g.rw * rsb, bm * (bn * es + 16))
+    g.bc = bc
+    -- registers: 4 x NF x 4 accumulators a thread; NF 16 (a 64 x 128 warp tile) would spill
+    if g.nf > 8 then return nil, string.format("a warp tile of 64 x %d: more accumulators than registers", g.nf * 8) end
+    return g
+  end
+  if cfg.BN ~= 0 then return shape(cfg.BN) end
+  local positions = t.b * t.out[1] * t.out[2] * t.out[3]
+  local best, why
+  for _, bn in ipairs({ 256, 128, 64 }) do
+    local g, w = shape(bn)
+    if g then
+      best = g
+      if positions // bn >= sms then break end
+    else why = why or w end
+  end
+  if best then return best end
+  return nil, why
+end
+
+local function sm_count(ctx) return (ctx and ctx.props and ctx.props.sm_count) or 132 end
+local function smem_limit(ctx) return (ctx and ctx.props and ctx.props.smem_per_block_optin) or SMEM_OPTIN end
+
+local function fits(t, dtype, cfg, ctx)
+  local g, why = geometry(t, dtype, cfg, sm_count(ctx))
+  if not g then return nil, why end
+  if g.smem > smem_limit(ctx) then
+    return nil, string.format("%d bytes of shared memory (weights of %d taps, a %d x %d input region): more than the %d a block may have",
+      g.smem, t.k[2] * t.k[3], g.rh, g.rw, smem_limit(ctx))
+  end
+  return g
+end
+
+-- The `cuda` implementation for a rank (docs/CONV.md). Space: BM output channels x BN positions a
+-- CTA, WARPS, TW (2-D / 3-D tile rows), BCB bytes of input channels a K chunk, STAGES in flight.
+function M.cuda(rank)
+  local default = rank == 3 and { BM = 0, BN = 0, WARPS = 8, TW = 0, BCB = 32, STAGES = 3 }
+                            or { BM = 0, BN = 0, WARPS = 8, TW = 0, BCB = 64, STAGES = 3 }
+  local space = { BM = { 64, 128 }, BN = { 64, 128, 256 }, WARPS = { 4, 8 }, TW = rank == 1 and { 0 } or { 16, 32, 64 },
+                  BCB = { 32, 64 }, STAGES = { 2, 3, 4 } }
+  return {
+    source = "conv_igemm.cu",
+    description = "implicit GEMM on tensor cores (fp16 mma.sync m16n8k16, fp32 as TF32 m16n8k8; fp32 accumulators): weights reordered per tap, the input region of a tile by cp.async, transposed to [position][channel] in shared memory so that every tap is a row shift for ldmatrix, 16-byte output stores through shared memory",
+    default = default,
+    space = space,
+    supports = function(case, ctx)
+      local t = M.dims(case, rank)
+      local g, why = fits(t, case.dtype, default, ctx)
+      if not g then return false, why end
+      return true
+    end,
+    valid = function(case, cfg)
+      return fits(M.dims(case, rank), case.dtype, cfg) ~= nil
+    end,
+    -- what compiles and launches: the resolved tile (BM / BN / TW 0 resolve to one of the others)
+    launch_key = function(case, cfg)
+      local g = geometry(M.dims(case, rank), case.dtype, cfg, 132)
+      if not g then return "invalid" end
+      return string.format("BM=%d,BN=%d,TH=%d,TW=%d,WARPS=%d,BCB=%d,STAGES=%d", g.bm, g.bn, g.th, g.tw, cfg.WARPS,
+        cfg.BCB, cfg.STAGES)
+    end,
+    plan = function(case, ins, outs, cfg, ctx)
+      local t = M.dims(case, rank)
+      local g = assert(fits(t, case.dtype, cfg, ctx))
+      local cin_g, cout_g = t.cin // t.groups, t.cout // t.groups
+      local ntaps = t.k[1] * t.k[2] * t.k[3]
+      local ocp, icp = ctx.cdiv(cout_g, g.bm) * g.bm, ctx.cdiv(cin_g, g.bc) * g.bc
+      local defs = { DT = case.dtype == "fp16" and 1 or 0, BM = g.bm, WARPS = cfg.WARPS, TH = g.th, TW = g.tw,
+                     KD = t.k[1], KH = t.k[2], KW = t.k[3], S = t.stride, BCB = cfg.BCB, STAGES = cfg.STAGES,
+                     VECLOAD = g.vecload, VECSTORE = g.vecstore }
+      local prep = ctx:kernel("conv_igemm.cu", "conv_wprep", defs)
+      local main = ctx:kernel("conv_igemm.cu", "conv_igemm", defs)
+      local nwr = t.groups * ntaps * ocp * icp
+      local wr = ctx.empty({ nwr }, case.dtype)
+      local ntx, nty = ctx.cdiv(t.out[3], g.tw), ctx.cdiv(t.out[2], g.th)
+      local plan = ctx.plan {
+        { fn = prep, grid = { ctx.cdiv(nwr, 256) }, block = { 256 },
+          args = { ins.weight, wr, ctx.i32(t.groups), ctx.i32(cout_g), ctx.i32(cin_g), ctx.i32(ntaps), ctx.i32(ocp), ctx.i32(icp) } },
+        { fn = main, grid = { t.b * t.out[1] * nty * ntx, t.groups * (ocp // g.bm) }, block = { cfg.WARPS * 32 }, smem = g.smem,
+          args = { ins.input, wr, outs.out, ctx.i32(t.b), ctx.i32(t.cin), ctx.i32(t.cout), ctx.i32(t.groups),
+                   ctx.i32(t.sp[1]), ctx.i32(t.sp[2]), ctx.i32(t.sp[3]), ctx.i32(t.out[1]), ctx.i32(t.out[2]),
+                   ctx.i32(t.out[3]), ctx.i32(t.pad[1]), ctx.i32(t.pad[2]), ctx.i32(t.pad[3]), ctx.i32(ocp),
+                   ctx.i32(icp), ctx.i32(ntx), ctx.i32(nty) } },
+      }
+      plan.note = string.format("tile %d x %d positions x %d channels, %d B shared", g.th, g.tw, g.bm, g.smem)
+      return plan
+    end,
+  }
+end
+
+return M

@@ -1,0 +1,358 @@
+// conv_igemm.cu: the convolution operators' `cuda` kernels (1d_conv, 2d_conv, 3d_conv; conv.lua,
+// docs/CONV.md): a grouped cross-correlation as an implicit GEMM on tensor cores,
+//   out[oc, n] = sum_{tap, ic} Wr[tap][oc][ic] * X[ic, pos(n) + tap]      (per batch entry, group)
+// with M = output channels (BM a CTA), N = output positions (a TH x TW tile of one output plane z,
+// BN = TH * TW), K = the group's input channels x the kernel's taps. Every rank is 3-D here: 1-D is
+// D = H = 1 with a 1 x 1 x KW kernel (TH = 1), 2-D D = 1 with 1 x KH x KW.
+//
+// Why this shape: the input is NC(D)HW, positions contiguous. A tap shifts the positions by one
+// element, which no 16-byte-aligned tensor-core load (ldmatrix) can follow in a position-major
+// tile. So the input goes into shared memory position-major in channels ([pos][channel]: each
+// region position a row of BC channels), where a tap's shift is a different row: ldmatrix takes
+// one row address per lane, and the tile's every tap reads the same rows (halo reuse: the input is
+// loaded from global memory once per K chunk, every tap of a kernel plane works on it).
+//
+// A K chunk (one pipeline stage) is BC input channels x one kernel plane a (KH x KW taps):
+//   - the weights Wr[g][tap][oc][ic] for the plane's taps, BM rows of BC channels: cp.async
+//     16-byte copies into As (rows of BC + 16 bytes: ldmatrix phases on distinct banks);
+//   - the input region the tile needs from plane z = oz * S + a - PD: RH x RW positions
+//     (RH = (TH - 1) S + KH, RW = (TW - 1) S + KW) of BC channels, as 16-byte aligned row pieces
+//     (RV vectors a region row, zero-filled outside the input: the padding) by cp.async into a raw
+//     buffer [channel][row][x] (VECLOAD, where W is a multiple of a vector), STAGES chunks in flight;
+//   - before the chunk's MMAs the raw region is transposed into Bs [pos][channel] (two channels a
+//     32-bit word for fp16, one tf32-rounded float for fp32), the shift to the region's start
+//     applied at the store: one LDS and one STS a word, conflict-free (8 positions x 4 words a warp).
+// Without VECLOAD (W not a multiple of a vector) the transpose reads the input directly (scalar,
+// masked): the general path, slower.
+// MMAs: fp16 mma.sync m16n8k16 (fp32 accumulators), fp32 as TF32 m16n8k8 (operands rounded to
+// tf32 with cvt.rna; allowed because the fp32 reference, cuDNN, may itself run in TF32 and the
+// tolerance is atol 1e-1 / 5e-1, rtol 1e-2). Both read 32 bytes of K a step, fragments by
+// ldmatrix.x4 (for tf32, b16 pairs are the 32-bit elements: the same lane layout). Warps: WARPS_M
+// x WARPS_N, a warp tile of 64 (M) x NF * 8 (N).
+// Epilogue: accumulators -> shared memory (the output dtype) -> 16-byte stores along the output
+// rows (VECSTORE: OW and TW multiples of a vector), masked at the edges; element stores otherwise.
+//
+// Defines: DT (1 fp16, 0 fp32), BM (64, 128), WARPS (4, 8), TH, TW, KD, KH, KW, S, BCB (bytes of K
+// a chunk: 32, 64), STAGES (>= 2), VECLOAD, VECSTORE (0/1).
+// Kernels:
+//   conv_wprep(w, wr, G, cout_g, cin_g, ntaps, ocp, icp): the weights (Cout, Cin_g, taps) into
+//     Wr[G][taps][ocp][icp], zero-padded to whole BM / BC blocks, fp32 rounded to tf32.
+//   conv_igemm(in, wr, out, ...): grid (tiles over batch x OD x OH x OW, G x ocp / BM), block
+//     WARPS * 32, dynamic shared memory conv_igemm_smem (conv.lua computes the same).
+#include "tb_mma16.cuh"
+
+#ifndef DT
+#define DT 1
+#endif
+#if DT == 1
+typedef uint16_t ELEM;
+#define ESIZE 2
+#else
+typedef float ELEM;
+#define ESIZE 4
+#endif
+#define VE (16 / ESIZE)               // elements a 16-byte vector
+#define BC (BCB / ESIZE)              // input channels a K chunk
+#define NT2 (KH * KW)                 // taps of one kernel plane (a chunk's)
+#define RH ((TH - 1) * S + KH)        // the tile's input region, rows
+#define RW ((TW - 1) * S + KW)        // and row length
+#define RV ((VE - 1 + RW + VE - 1) / VE) // 16-byte vectors covering a region row from any start
+#define BN (TH * TW)
+#define RSB (BCB + 16)                // bytes a row of As and Bs
+#define WARPS_M (BM / 64)
+#define WARPS_N (WARPS / WARPS_M)
+#define NF (BN / (8 * WARPS_N))       // n8 fragments a warp
+#define THREADS (WARPS * 32)
+// raw channel stride in elements: a whole number of vectors, = 8 (mod 32) so that the
+// transpose's four channel words a warp fall on distinct banks
+#define RAWC0 (RH * RV * VE)
+#define RAWC (RAWC0 + ((40 - RAWC0 % 32) % 32))
+#define AS_BYTES (NT2 * BM * RSB)
+#define RAW_BYTES (VECLOAD ? BC * RAWC * ESIZE : 0)
+#define STAGE_BYTES (AS_BYTES + RAW_BYTES)
+#define BS_BYTES (RH * RW * RSB)
+#define CSR (BN * ESIZE + 16)         // bytes a row of the epilogue's output tile
+
+#if BM % 64 != 0 || WARPS % WARPS_M != 0 || NF < 2 || NF % 2 != 0 || BN % (16 * WARPS_N) != 0
+#error "conv_igemm: BM must be 64 or 128 and BN a multiple of 16 x WARPS_N"
+#endif
+#if BCB != 32 && BCB != 64
+#error "conv_igemm: BCB is 32 or 64 bytes"
+#endif
+
+__device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+__device__ __forceinline__ uint32_t to_tf32(float f) {
+  uint32_t r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(f));
+  return r;
+}
+
+extern "C" __global__ void conv_wprep(const ELEM *__restrict__ w, ELEM *__restrict__ wr, int G, int cout_g, int cin_g,
+                                      int ntaps, int ocp, int icp) {
+  const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const long long total = (long long)G * ntaps * ocp * icp;
+  if (i >= total) return;
+  const int ic = (int)(i % icp);
+  long long r = i / icp;
+  const int m = (int)(r % ocp);
+  r /= ocp;
+  const int t = (int)(r % ntaps);
+  const int g = (int)(r / ntaps);
+  ELEM v = (ELEM)0;
+  if (m < cout_g && ic < cin_g) v = w[(((long long)g * cout_g + m) * cin_g + ic) * ntaps + t];
+#if DT == 0
+  v = __uint_as_float(to_tf32(v));
+#endif
+  wr[i] = v;
+}
+
+__device__ __forceinline__ void mma_step(float *c, const uint32_t *a, uint32_t b0, uint32_t b1) {
+#if DT == 1
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+               "{%0,%1,%2,%3};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#else
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+               "{%0,%1,%2,%3};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
+}
+
+__device__ __forceinline__ void ldsm4(uint32_t &r0, uint32_t &r1, uint32_t &r2, uint32_t &r3, uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+               : "r"(addr));
+}
+
+// Where a CTA works: batch b, output plane oz, tile origin (oy0, ox0), group g, channel block m0.
+struct Tile {
+  int b, oz, oy0, ox0, g, m0;
+  int xa, lead; // the raw rows start at input column xa (a vector multiple); the region at xa + lead
+};
+
+// Issues the cp.async copies of K chunk `it` (channels chunk it / KD, kernel plane it % KD) into
+// stage buffer `st`.
+__device__ __forceinline__ void load_chunk(unsigned char *st, const ELEM *__restrict__ in, const ELEM *__restrict__ wr,
+                                           const Tile &t, int it, int tid, int Cin, int cin_g, int D, int H, int W,
+                                           int PD, int PH, int ocp, int icp, int ntaps) {
+  const int c0 = (it / KD) * BC, a = it % KD;
+  // weights: NT2 * BM rows of BCB bytes
+  {
+    const ELEM *src0 = wr + (((long long)t.g * ntaps + a * NT2) * ocp + t.m0) * icp + c0;
+    constexpr int CH = BCB / 16, N = NT2 * BM * CH;
+    for (int i = tid; i < N; i += THREADS) {
+      const int k16 = i % CH, row = i / CH; // row = tap * BM + m
+      const int tap = row / BM, m = row % BM;
+      tb_cp16(smem_u32(st + row * RSB + k16 * 16), src0 + ((long long)tap * ocp + m) * icp + k16 * VE, true);
+    }
+  }
+#if VECLOAD
+  // the input region: BC channels x RH rows x RV vectors, zeros outside
+  {
+    unsigned char *raw = st + AS_BYTES;
+    const int z = t.oz * S + a - PD;
+    const bool zok = z >= 0 && z < D;
+    const long long plane = (long long)H * W;
+    constexpr int N = BC * RH * RV;
+    for (int i = tid; i < N; i += THREADS) {
+      const int v = i % RV, rr = (i / RV) % RH, ch = i / (RV * RH);
+      const int y = t.oy0 * S - PH + rr, x = t.xa + v * VE;
+      const int cg = c0 + ch;
+      const bool ok = zok && cg < cin_g && y >= 0 && y < H && x >= 0 && x < W;
+      const ELEM *src = ok ? in + (((long long)t.b * Cin + (long long)t.g * cin_g + cg) * D + z) * plane +
+                                     (long long)y * W + x
+                           : in;
+      tb_cp16(smem_u32(raw + (ch * RAWC + rr * RV * VE + v * VE) * ESIZE), src, ok);
+    }
+  }
+#endif
+}
+
+// The chunk's input region into Bs [RH * RW][BC] (row RSB bytes), 32-bit words: two channels
+// (fp16) or one tf32 (fp32). Lanes: 8 positions x 4 words, so that LDS (raw rows 8 (mod 32) words
+// apart) and STS (Bs rows 12 or 20 words apart) are both conflict-free.
+__device__ __forceinline__ void transpose_chunk(unsigned char *bs, const unsigned char *st, const ELEM *__restrict__ in,
+                                                const Tile &t, int it, int tid, int Cin, int cin_g, int D, int H,
+                                                int W, int PD, int PH) {
+  constexpr int P = 4 / ESIZE;          // channels a word
+  constexpr int NW = BC / P;            // words a position (8 or 16)
+  constexpr int NP = RH * RW;           // region positions
+  constexpr int NXB = (NP + 7) / 8;     // blocks of 8 positions
+  constexpr int N = NXB * (NW / 4) * 32;
+#if VECLOAD
+  const ELEM *raw = (const ELEM *)(st + AS_BYTES);
+#else
+  const int c0 = (it / KD) * BC, a = it % KD;
+  const int z = t.oz * S + a - PD;
+  const bool zok = z >= 0 && z < D;
+  const long long plane = (long long)H * W;
+#endif
+  for (int i = tid; i < N; i += THREADS) {
+    const int xi = i & 7, wi = (i >> 3) & 3, rest = i >> 5;
+    const int p = (rest % NXB) * 8 + xi, w = (rest / NXB) * 4 + wi;
+    if (p >= NP) continue;
+    const int rr = p / RW, x = p % RW;
+    uint32_t word;
+#if VECLOAD
+    const ELEM *src = raw + w * P * RAWC + rr * RV * VE + t.lead + x;
+#if DT == 1
+    word = (uint32_t)src[0] | ((uint32_t)src[RAWC] << 16);
+#else
+    word = to_tf32(src[0]);
+#endif
+#else
+    const int y = t.oy0 * S - PH + rr, xx = t.xa + t.lead + x;
+    const bool ok = zok && y >= 0 && y < H && xx >= 0 && xx < W;
+    ELEM v[P];
+#pragma unroll
+    for (int j = 0; j < P; ++j) {
+      const int cg = c0 + w * P + j;
+      v[j] = (ELEM)0;
+      if (ok && cg < cin_g)
+        v[j] = in[(((long long)t.b * Cin + (long long)t.g * cin_g + cg) * D + z) * plane + (long long)y * W + xx];
+    }
+#if DT == 1
+    word = (uint32_t)v[0] | ((uint32_t)v[1] << 16);
+#else
+    word = to_tf32(v[0]);
+#endif
+#endif
+    *(uint32_t *)(bs + p * RSB + w * 4) = word;
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+conv_igemm(const ELEM *__restrict__ in, const ELEM *__restrict__ wr, ELEM *__restrict__ out, int B, int Cin, int Cout,
+           int G, int D, int H, int W, int OD, int OH, int OW, int PD, int PH, int PW, int ocp, int icp, int ntx,
+           int nty) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  unsigned char *bs = smem + STAGES * STAGE_BYTES;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int wm = warp % WARPS_M, wn = warp / WARPS_M;
+  const int cin_g = Cin / G, cout_g = Cout / G, ntaps = KD * NT2;
+
+  Tile t;
+  {
+    long long r = blockIdx.x;
+    const int tx = (int)(r % ntx);
+    r /= ntx;
+    const int ty = (int)(r % nty);
+    r /= nty;
+    t.oz = (int)(r % OD);
+    t.b = (int)(r / OD);
+    t.oy0 = ty * TH;
+    t.ox0 = tx * TW;
+    const int mblocks = ocp / BM;
+    t.g = blockIdx.y / mblocks;
+    t.m0 = (blockIdx.y % mblocks) * BM;
+    const int ix0 = t.ox0 * S - PW;
+    t.xa = ix0 >= 0 ? ix0 / VE * VE : -((-ix0 + VE - 1) / VE) * VE;
+    t.lead = ix0 - t.xa;
+  }
+  const int NIT = (icp / BC) * KD;
+
+  // per lane: the Bs row of each n16 pair's position (ldmatrix row addresses), the As row offset
+  const int mi = lane >> 3, r8 = lane & 7;
+  int brow[NF / 2];
+#pragma unroll
+  for (int j = 0; j < NF / 2; ++j) {
+    const int n = wn * NF * 8 + j * 16 + (mi >> 1) * 8 + r8;
+    brow[j] = (n / TW) * S * RW + (n % TW) * S;
+  }
+  const int arow = wm * 64 + (mi & 1) * 8 + r8, akb = (mi >> 1) * 16, bkb = (mi & 1) * 16;
+
+  float acc[4][NF][4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < NF; ++j)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) acc[i][j][r] = 0.0f;
+
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s < NIT) load_chunk(smem + s * STAGE_BYTES, in, wr, t, s, tid, Cin, cin_g, D, H, W, PD, PH, ocp, icp, ntaps);
+    asm volatile("cp.async.commit_group;\n" ::);
+  }
+  const uint32_t bs_u = smem_u32(bs);
+  for (int it = 0; it < NIT; ++it) {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2));
+    __syncthreads(); // chunk it landed for every thread; every warp is done with chunk it - 1
+    {
+      const int nx = it + STAGES - 1;
+      if (nx < NIT)
+        load_chunk(smem + (nx % STAGES) * STAGE_BYTES, in, wr, t, nx, tid, Cin, cin_g, D, H, W, PD, PH, ocp, icp,
+                   ntaps);
+      asm volatile("cp.async.commit_group;\n" ::);
+    }
+    const unsigned char *st = smem + (it % STAGES) * STAGE_BYTES;
+    transpose_chunk(bs, st, in, t, it, tid, Cin, cin_g, D, H, W, PD, PH);
+    __syncthreads();
+    const uint32_t as_u = smem_u32(st);
+#pragma unroll 1
+    for (int tap = 0; tap < NT2; ++tap) {
+      const int off = (tap / KW) * RW + tap % KW;
+#pragma unroll
+      for (int ks = 0; ks < BCB / 32; ++ks) {
+        uint32_t af[4][4], bf[NF][2];
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+          ldsm4(af[i][0], af[i][1], af[i][2], af[i][3],
+                as_u + (tap * BM + arow + i * 16) * RSB + ks * 32 + akb);
+#pragma unroll
+        for (int j = 0; j < NF / 2; ++j)
+          ldsm4(bf[2 * j][0], bf[2 * j][1], bf[2 * j + 1][0], bf[2 * j + 1][1],
+                bs_u + (brow[j] + off) * RSB + ks * 32 + bkb);
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+          for (int j = 0; j < NF; ++j) mma_step(acc[i][j], af[i], bf[j][0], bf[j][1]);
+      }
+    }
+  }
+  asm volatile("cp.async.wait_group 0;\n" ::);
+  __syncthreads(); // the stage buffers become the output tile
+
+  // accumulators -> cs [BM][BN] in the output dtype. Fragment: acc[i][j][0..1] at row
+  // wm*64 + 16i + lane/4, columns wn*NF*8 + 8j + 2(lane%4) + {0,1}; [2..3] at row + 8.
+  unsigned char *cs = smem;
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < NF; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = wm * 64 + i * 16 + (lane >> 2) + h * 8;
+        const int col = wn * NF * 8 + j * 8 + (lane & 3) * 2;
+#if DT == 1
+        *(uint32_t *)(cs + row * CSR + col * 2) = tb_pack_f16x2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+#else
+        *(float2 *)(cs + row * CSR + col * 4) = make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+#endif
+      }
+  __syncthreads();
+  const long long oplane = (long long)OH * OW;
+  const long long obase = ((long long)t.b * Cout + (long long)t.g * cout_g + t.m0) * OD * oplane +
+                          (long long)t.oz * oplane;
+#if VECSTORE
+  constexpr int NV = TW / VE, N = BM * TH * NV;
+  for (int i = tid; i < N; i += THREADS) {
+    const int v = i % NV, ty = (i / NV) % TH, m = i / (NV * TH);
+    const int oy = t.oy0 + ty, ox = t.ox0 + v * VE;
+    if (t.m0 + m < cout_g && oy < OH && ox < OW)
+      *(uint4 *)(out + obase + (long long)m * OD * oplane + (long long)oy * OW + ox) =
+          *(const uint4 *)(cs + m * CSR + (ty * TW + v * VE) * ESIZE);
+  }
+#else
+  constexpr int N = BM * BN;
+  for (int i = tid; i < N; i += THREADS) {
+    const int n = i % BN, m = i / BN;
+    const int oy = t.oy0 + n / TW, ox = t.ox0 + n % TW;
+    if (t.m0 + m < cout_g && oy < OH && ox < OW)
+      out[obase + (long long)m * OD * oplane + (long long)oy * OW + ox] = *(const ELEM *)(cs + m * CSR + n * ESIZE);
+  }
+#endif
+}
