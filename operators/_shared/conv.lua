@@ -67,14 +67,15 @@ local ESIZE = { fp16 = 2, fp32 = 4 }
 -- A configuration resolved for a case: BM 0 picks 128 output channels a CTA where a group has more
 -- than 64 (else 64), BN 0 the largest of 256 / 128 / 64 positions a CTA that still gives every SM
 -- a CTA (valid ones only), TW 0 a tile row of 16 positions where the output rows are that short,
--- else 32 (2-D / 3-D; 1-D tiles are one row of BN). Returns the kernel's numbers, or nil and why.
-local function geometry(t, dtype, cfg, sms)
+-- else 32 (2-D / 3-D; 1-D tiles are one row of BN), STAGES 0 as many stages as fit in shared
+-- memory (4 at most). Returns the kernel's numbers, or nil and why.
+local function geometry(t, dtype, cfg, sms, limit)
   local es = ESIZE[dtype]
   if not es then return nil, "dtype " .. tostring(dtype) .. " (the kernel has fp16 and fp32)" end
   local cout_g, cin_g = t.cout // t.groups, t.cin // t.groups
   local bm = cfg.BM ~= 0 and cfg.BM or (cout_g > 64 and 128 or 64)
   local function shape(bn)
-    local g = { es = es, ve = 16 // es, bm = bm, bn = bn, warps = cfg.WARPS, bcb = cfg.BCB, stages = cfg.STAGES }
+    local g = { es = es, ve = 16 // es, bm = bm, bn = bn, warps = cfg.WARPS, bcb = cfg.BCB }
     if t.rank == 1 then g.th, g.tw = 1, bn
     else
       g.tw = cfg.TW ~= 0 and cfg.TW or (t.out[3] <= 16 and 16 or 32)
@@ -88,7 +89,6 @@ local function geometry(t, dtype, cfg, sms)
     if bn % (16 * wn) ~= 0 then return nil, string.format("BN %d over %d warp columns: not a whole number of n16 pairs a warp", bn, wn) end
     g.nf = bn // (8 * wn)
     if cfg.BCB ~= 32 and cfg.BCB ~= 64 then return nil, "BCB is 32 or 64 bytes" end
-    if cfg.STAGES < 2 then return nil, "STAGES >= 2" end
     local s = t.stride
     g.rh, g.rw = (g.th - 1) * s + t.k[2], (g.tw - 1) * s + t.k[3]
     g.rv = (g.ve - 1 + g.rw + g.ve - 1) // g.ve
@@ -98,7 +98,18 @@ local function geometry(t, dtype, cfg, sms)
     g.vecstore = (t.out[3] % g.ve == 0 and g.tw % g.ve == 0) and 1 or 0
     local bc, rsb = cfg.BCB // es, cfg.BCB + 16
     local stage = t.k[2] * t.k[3] * bm * rsb + (g.vecload == 1 and bc * rawc * es or 0)
-    g.smem = math.max(cfg.STAGES * stage + g.rh * g.rw * rsb, bm * (bn * es + 16))
+    local function smem(st) return math.max(st * stage + g.rh * g.rw * rsb, bm * (bn * es + 16)) end
+    g.stages = cfg.STAGES
+    if g.stages == 0 then -- as many as fit, 4 at most
+      g.stages = 4
+      while g.stages > 2 and smem(g.stages) > limit do g.stages = g.stages - 1 end
+    end
+    if g.stages < 2 then return nil, "STAGES >= 2" end
+    g.smem = smem(g.stages)
+    if g.smem > limit then
+      return nil, string.format("%d bytes of shared memory (weights of %d taps, a %d x %d input region, %d stages): more than the %d a block may have",
+        g.smem, t.k[2] * t.k[3], g.rh, g.rw, g.stages, limit)
+    end
     g.bc = bc
     -- registers: 4 x NF x 4 accumulators a thread; NF 16 (a 64 x 128 warp tile) would spill
     if g.nf > 8 then return nil, string.format("a warp tile of 64 x %d: more accumulators than registers", g.nf * 8) end
@@ -122,20 +133,13 @@ local function sm_count(ctx) return (ctx and ctx.props and ctx.props.sm_count) o
 local function smem_limit(ctx) return (ctx and ctx.props and ctx.props.smem_per_block_optin) or SMEM_OPTIN end
 
 local function fits(t, dtype, cfg, ctx)
-  local g, why = geometry(t, dtype, cfg, sm_count(ctx))
-  if not g then return nil, why end
-  if g.smem > smem_limit(ctx) then
-    return nil, string.format("%d bytes of shared memory (weights of %d taps, a %d x %d input region): more than the %d a block may have",
-      g.smem, t.k[2] * t.k[3], g.rh, g.rw, smem_limit(ctx))
-  end
-  return g
+  return geometry(t, dtype, cfg, sm_count(ctx), smem_limit(ctx))
 end
 
 -- The `cuda` implementation for a rank (docs/CONV.md). Space: BM output channels x BN positions a
 -- CTA, WARPS, TW (2-D / 3-D tile rows), BCB bytes of input channels a K chunk, STAGES in flight.
 function M.cuda(rank)
-  local default = rank == 3 and { BM = 0, BN = 0, WARPS = 8, TW = 0, BCB = 32, STAGES = 3 }
-                            or { BM = 0, BN = 0, WARPS = 8, TW = 0, BCB = 64, STAGES = 3 }
+  local default = { BM = 0, BN = 0, WARPS = 8, TW = 0, BCB = rank == 1 and 64 or 32, STAGES = 0 }
   local space = { BM = { 64, 128 }, BN = { 64, 128, 256 }, WARPS = { 4, 8 }, TW = rank == 1 and { 0 } or { 16, 32, 64 },
                   BCB = { 32, 64 }, STAGES = { 2, 3, 4 } }
   return {
@@ -154,10 +158,10 @@ function M.cuda(rank)
     end,
     -- what compiles and launches: the resolved tile (BM / BN / TW 0 resolve to one of the others)
     launch_key = function(case, cfg)
-      local g = geometry(M.dims(case, rank), case.dtype, cfg, 132)
+      local g = geometry(M.dims(case, rank), case.dtype, cfg, 132, SMEM_OPTIN)
       if not g then return "invalid" end
       return string.format("BM=%d,BN=%d,TH=%d,TW=%d,WARPS=%d,BCB=%d,STAGES=%d", g.bm, g.bn, g.th, g.tw, cfg.WARPS,
-        cfg.BCB, cfg.STAGES)
+        cfg.BCB, g.stages)
     end,
     plan = function(case, ins, outs, cfg, ctx)
       local t = M.dims(case, rank)
@@ -166,7 +170,7 @@ function M.cuda(rank)
       local ntaps = t.k[1] * t.k[2] * t.k[3]
       local ocp, icp = ctx.cdiv(cout_g, g.bm) * g.bm, ctx.cdiv(cin_g, g.bc) * g.bc
       local defs = { DT = case.dtype == "fp16" and 1 or 0, BM = g.bm, WARPS = cfg.WARPS, TH = g.th, TW = g.tw,
-                     KD = t.k[1], KH = t.k[2], KW = t.k[3], S = t.stride, BCB = cfg.BCB, STAGES = cfg.STAGES,
+                     KD = t.k[1], KH = t.k[2], KW = t.k[3], S = t.stride, BCB = cfg.BCB, STAGES = g.stages,
                      VECLOAD = g.vecload, VECSTORE = g.vecstore }
       local prep = ctx:kernel("conv_igemm.cu", "conv_wprep", defs)
       local main = ctx:kernel("conv_igemm.cu", "conv_igemm", defs)
@@ -182,7 +186,7 @@ function M.cuda(rank)
                    ctx.i32(t.out[3]), ctx.i32(t.pad[1]), ctx.i32(t.pad[2]), ctx.i32(t.pad[3]), ctx.i32(ocp),
                    ctx.i32(icp), ctx.i32(ntx), ctx.i32(nty) } },
       }
-      plan.note = string.format("tile %d x %d positions x %d channels, %d B shared", g.th, g.tw, g.bm, g.smem)
+      plan.note = string.format("tile %d x %d positions x %d channels, %d stages, %d B shared", g.th, g.tw, g.bm, g.stages, g.smem)
       return plan
     end,
   }
