@@ -87,13 +87,13 @@ add_test(NAME compile_triton COMMAND tilebench script ${CMAKE_SOURCE_DIR}/tests/
 set_tests_properties(compile_triton PROPERTIES ENVIRONMENT "${TB_TEST_ENV}" LABELS compile TIMEOUT 900
                      SKIP_RETURN_CODE 77)
 
-# A stand-in libcudnn.so.9 (tests/c/stub/stub_cudnn.c) for test_dnn and test_dnn_sdpa: the cuDNN
+# A stand-in libcudnn.so.9 (tests/c/stub/stub_cudnn.c) for test_dnn, test_dnn_sdpa and test_dnn_conv: the cuDNN
 # graphs of cuda_dnn*.c without cuDNN or a GPU, opened through TILEBENCH_CUDNN_LIB like a user's
 # own copy would be.
 add_library(stub_cudnn SHARED ${CMAKE_SOURCE_DIR}/tests/c/stub/stub_cudnn.c)
 target_include_directories(stub_cudnn PRIVATE ${CMAKE_SOURCE_DIR}/host)
 target_compile_options(stub_cudnn PRIVATE -Wno-missing-prototypes)
-foreach(t test_dnn test_dnn_sdpa)
+foreach(t test_dnn test_dnn_sdpa test_dnn_conv)
   target_compile_definitions(${t} PRIVATE STUB_CUDNN_PATH="$<TARGET_FILE:stub_cudnn>")
   add_dependencies(${t} stub_cudnn)
 endforeach()

@@ -1,6 +1,7 @@
 /* tb_dnn.c: luaopen_tb_dnn, the vendor DNN library's graphs as launch-plan steps (cuDNN's batch
- * norm: batch_normalization's `lib`; its fused attention: flash_attention's `lib`). The library
- * work is in gpu/dnn.c and gpu/cuda_dnn*.c.
+ * norm: batch_normalization's `lib`; its fused attention: flash_attention's `lib`; convolution
+ * forward: the convolutions' `lib`; max pooling: 2d_max_pooling's). The library work is in
+ * gpu/dnn.c and gpu/cuda_dnn*.c.
  *
  * Lua API
  *   tb.dnn.available()       -> true | false, message (cuDNN absent: every place searched)
@@ -14,6 +15,16 @@
  *       softmax(q k^T * scale [+ causal mask]) v per (b, h); q, k, v, o (B, H, S, D) contiguous, one
  *       dtype (fp16 or bf16); causal (a boolean) lets query i attend keys j <= i.
  *   tb.dnn.sdpa{b=, h=, s=, d=, dtype=, scale=, causal=}  -> op, a probe (as for batchnorm).
+ *   tb.dnn.conv{x=, w=, y=, n=, c=, k=, input = {sizes}, window = {sizes}, stride = 1, padding = 0,
+ *               dilation = 1, groups = 1}  -> op: F.conv1d/2d/3d without bias (as many spatial
+ *       dimensions as input lists, 1 to 3); x (n, c, input...), w (k, c / groups, window...), y (n, k,
+ *       out...) contiguous in one dtype (any shape holding that many elements); stride, padding and
+ *       dilation an integer for every dimension or a table of one each. fp32 compute (TF32 allowed).
+ *   tb.dnn.conv{..., dtype=} without tensors  -> op, a probe.
+ *   tb.dnn.maxpool{x=, y=, n=, c=, h=, w=, window=, stride=, padding=}  -> op: F.max_pool2d of x
+ *       (n, c, h, w) NCHW into y, -inf padding, NaN propagating (cuDNN's legacy cudnnPoolingForward:
+ *       engine() has legacy_api = "cudnnPoolingForward" and global_index -1).
+ *   tb.dnn.maxpool{..., dtype=} without tensors  -> op, a probe.
  *   op:run()             enqueue once on tilebench's stream (tb.launch.plan{{call = op}} replays it)
  *   op:engine()          {global_index =, knobs = {{type =, value =}, ...}, knobs_text = "3=1 ...",
  *                         choice = 1-based rank in the heuristic's list, candidates =, workspace_bytes =}
@@ -73,6 +84,10 @@ static int m_engine(lua_State *L) {
   lua_setfield(L, -2, "candidates");
   lua_pushinteger(L, (lua_Integer)e.workspace_bytes);
   lua_setfield(L, -2, "workspace_bytes");
+  if (e.legacy_api[0]) { /* no engine: what runs instead */
+    lua_pushstring(L, e.legacy_api);
+    lua_setfield(L, -2, "legacy_api");
+  }
   return 1;
 }
 
@@ -96,6 +111,8 @@ static const tb_libop_class graph_class = {
 
 /* The function whose argument table is being read, for messages ("tb.dnn.batchnorm"). */
 static const char *fn_name = "tb.dnn";
+/* What it computes, for the dtype message ("batch norm takes fp32, fp16 or bf16"). */
+static const char *op_noun = "batch norm";
 
 static dnn_type to_dnn_type(lua_State *L, const char *key, tb_dtype d, int sixteen_only) {
   switch (d) {
@@ -105,7 +122,7 @@ static dnn_type to_dnn_type(lua_State *L, const char *key, tb_dtype d, int sixte
     default: break;
   }
   luaL_error(L, "%s: '%s' has dtype %s; %s", fn_name, key, tb_dtypes[d].name,
-             sixteen_only ? "attention takes fp16 or bf16" : "batch norm takes fp32, fp16 or bf16");
+             sixteen_only ? "attention takes fp16 or bf16" : lua_pushfstring(L, "%s takes fp32, fp16 or bf16", op_noun));
   return DNN_F32;
 }
 
@@ -136,6 +153,23 @@ static tb_tensor *field_tensor(lua_State *L, const char *key) {
   return t;
 }
 
+/* The graph's object, keeping the n values at stack 2 .. n + 1 (the tensors) alive while it lives:
+ * created empty, then filled by create, so a failing create leaves a closed object (then raised). */
+typedef gpu_status (*create_fn)(dnn_graph **out, const void *desc);
+static gpu_status create_batchnorm(dnn_graph **out, const void *d) { return dnn_batchnorm_create(out, d); }
+static gpu_status create_sdpa(dnn_graph **out, const void *d) { return dnn_sdpa_create(out, d); }
+static gpu_status create_conv(dnn_graph **out, const void *d) { return dnn_conv_create(out, d); }
+static gpu_status create_pool(dnn_graph **out, const void *d) { return dnn_pool_create(out, d); }
+
+static int new_graph(lua_State *L, int n, create_fn create, const void *desc) {
+  tb_libop *u = tb_libop_new(L, &graph_class, 2, n);
+  dnn_graph *g = NULL;
+  gpu_status st = create(&g, desc);
+  u->op = g;
+  tb_check_gpu(L, st);
+  return 1;
+}
+
 static void check_numel(lua_State *L, const char *key, const tb_tensor *t, int64_t want) {
   if (t->numel != want)
     luaL_error(L, "tb.dnn.batchnorm: '%s' has %I elements, x (N, C) needs %I", key,
@@ -147,6 +181,7 @@ static const char *const buffer_keys[] = {"x", "scale", "bias", "y", "mean", "in
 
 static int l_batchnorm(lua_State *L) {
   fn_name = "tb.dnn.batchnorm";
+  op_noun = "batch norm";
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
   dnn_batchnorm_desc d;
@@ -195,13 +230,7 @@ static int l_batchnorm(lua_State *L) {
     d.inv_var = tb_tensor_ptr(t[5]);
   }
   tb_gpu(L);
-  /* Created empty (keeping the tensors), then filled: an error leaves a closed object. */
-  tb_libop *u = tb_libop_new(L, &graph_class, 2, N_BUFFERS);
-  dnn_graph *g = NULL;
-  gpu_status st = dnn_batchnorm_create(&g, &d);
-  u->op = g;
-  tb_check_gpu(L, st);
-  return 1;
+  return new_graph(L, N_BUFFERS, create_batchnorm, &d);
 }
 
 static const char *const sdpa_keys[] = {"q", "k", "v", "o"};
@@ -255,12 +284,151 @@ static int l_sdpa(lua_State *L) {
     d.o = tb_tensor_ptr(t[3]);
   }
   tb_gpu(L);
-  tb_libop *u = tb_libop_new(L, &graph_class, 2, 4);
-  dnn_graph *g = NULL;
-  gpu_status st = dnn_sdpa_create(&g, &d);
-  u->op = g;
-  tb_check_gpu(L, st);
-  return 1;
+  return new_graph(L, 4, create_sdpa, &d);
+}
+
+/* An optional integer field (dflt when absent). */
+static int64_t opt_field_int(lua_State *L, const char *key, int64_t dflt) {
+  if (lua_getfield(L, 1, key) == LUA_TNIL) {
+    lua_pop(L, 1);
+    return dflt;
+  }
+  lua_pop(L, 1);
+  return field_int(L, key);
+}
+
+/* Field key: an integer for every spatial dimension, or a table of nd integers (dflt when absent
+ * and dflt >= 0). */
+static void spatial_field(lua_State *L, const char *key, int nd, int64_t dflt, int64_t out[DNN_MAX_SPATIAL]) {
+  int t = lua_getfield(L, 1, key);
+  if (t == LUA_TNIL && dflt >= 0) {
+    for (int i = 0; i < nd; i++) out[i] = dflt;
+  } else if (t == LUA_TTABLE) {
+    if ((int)lua_rawlen(L, -1) != nd)
+      luaL_error(L, "%s: field '%s' must list %d integers (got %d)", fn_name, key, nd, (int)lua_rawlen(L, -1));
+    for (int i = 0; i < nd; i++) {
+      lua_rawgeti(L, -1, i + 1);
+      int isint = 0;
+      out[i] = (int64_t)lua_tointegerx(L, -1, &isint);
+      if (!isint) luaL_error(L, "%s: field '%s'[%d] must be an integer", fn_name, key, i + 1);
+      lua_pop(L, 1);
+    }
+  } else {
+    int isint = 0;
+    int64_t v = (int64_t)lua_tointegerx(L, -1, &isint);
+    if (!isint)
+      luaL_error(L, "%s: field '%s' must be an integer or a table of %d (got %s)", fn_name, key, nd,
+                 luaL_typename(L, -1));
+    for (int i = 0; i < nd; i++) out[i] = v;
+  }
+  lua_pop(L, 1);
+}
+
+/* t holds want elements of type (the problem's) */
+static void check_buffer(lua_State *L, const char *key, const tb_tensor *t, int64_t want, tb_dtype type) {
+  if (t->numel != want || t->dtype != type)
+    luaL_error(L, "%s: '%s' holds %I %s elements, the problem needs %I %s", fn_name, key, (lua_Integer)t->numel,
+               tb_dtypes[t->dtype].name, (lua_Integer)want, tb_dtypes[type].name);
+}
+
+static const char *const conv_keys[] = {"x", "w", "y"};
+static const char *const pool_keys[] = {"x", "y"};
+
+/* Whether any of the n buffer fields is given: none is a probe; any, a bound op (each must be a tensor). */
+static int has_buffers(lua_State *L, const char *const *keys, int n) {
+  int any = 0;
+  for (int i = 0; i < n; i++) {
+    any |= lua_getfield(L, 1, keys[i]) != LUA_TNIL;
+    lua_pop(L, 1);
+  }
+  return any;
+}
+
+/* tb.dnn.conv{x=, w=, y=, n=, c=, k=, input=, window=, stride=1, padding=0, dilation=1, groups=1}, or a
+ * probe: dtype= instead of the tensors. input and window list the spatial sizes (1 to 3 of them). */
+static int l_conv(lua_State *L) {
+  fn_name = "tb.dnn.conv";
+  op_noun = "convolution";
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_settop(L, 1);
+  dnn_conv_desc d;
+  memset(&d, 0, sizeof d);
+  if (lua_getfield(L, 1, "input") != LUA_TTABLE)
+    return luaL_error(L, "tb.dnn.conv: field 'input' (a table of 1 to 3 spatial sizes) is required (got %s)",
+                      luaL_typename(L, -1));
+  d.nd = (int)lua_rawlen(L, -1);
+  lua_pop(L, 1);
+  if (d.nd < 1 || d.nd > DNN_MAX_SPATIAL)
+    return luaL_error(L, "tb.dnn.conv: field 'input' lists %d sizes (1, 2 or 3)", d.nd);
+  d.n = field_int(L, "n");
+  d.c = field_int(L, "c");
+  d.k = field_int(L, "k");
+  d.groups = opt_field_int(L, "groups", 1);
+  spatial_field(L, "input", d.nd, -1, d.in);
+  spatial_field(L, "window", d.nd, -1, d.window);
+  spatial_field(L, "stride", d.nd, 1, d.stride);
+  spatial_field(L, "padding", d.nd, 0, d.padding);
+  spatial_field(L, "dilation", d.nd, 1, d.dilation);
+  if (!has_buffers(L, conv_keys, 3)) {
+    d.type = named_type(L, "dtype", 0);
+    for (int i = 0; i < 3; i++) lua_pushnil(L); /* the other branch's stack layout */
+  } else {
+    tb_tensor *t[3];
+    for (int i = 0; i < 3; i++) t[i] = field_tensor(L, conv_keys[i]); /* stack 2..4 */
+    d.type = to_dnn_type(L, "x", t[0]->dtype, 0);
+    int64_t nx = d.n * d.c, nw = d.k * (d.groups > 0 ? d.c / d.groups : 0), ny = d.n * d.k;
+    for (int i = 0; i < d.nd; i++) {
+      nx *= d.in[i];
+      nw *= d.window[i];
+      ny *= d.stride[i] > 0 ? (d.in[i] + 2 * d.padding[i] - d.dilation[i] * (d.window[i] - 1) - 1) / d.stride[i] + 1 : 0;
+    }
+    check_buffer(L, "x", t[0], nx, t[0]->dtype);
+    check_buffer(L, "w", t[1], nw, t[0]->dtype);
+    check_buffer(L, "y", t[2], ny, t[0]->dtype);
+    d.x = tb_tensor_ptr(t[0]);
+    d.w = tb_tensor_ptr(t[1]);
+    d.y = tb_tensor_ptr(t[2]);
+  }
+  tb_gpu(L);
+  return new_graph(L, 3, create_conv, &d);
+}
+
+/* tb.dnn.maxpool{x=, y=, n=, c=, h=, w=, window=, stride=, padding=}, or a probe: dtype= instead of
+ * the tensors. */
+static int l_maxpool(lua_State *L) {
+  fn_name = "tb.dnn.maxpool";
+  op_noun = "pooling";
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_settop(L, 1);
+  dnn_pool_desc d;
+  memset(&d, 0, sizeof d);
+  d.n = field_int(L, "n");
+  d.c = field_int(L, "c");
+  d.h = field_int(L, "h");
+  d.w = field_int(L, "w");
+  int64_t window = field_int(L, "window"), stride = field_int(L, "stride"), padding = field_int(L, "padding");
+  if (window < 1 || window > 1024 || stride < 1 || stride > 1024 || padding < 0 || padding > 1024)
+    return luaL_error(L, "tb.dnn.maxpool: window %I, stride %I and padding %I out of range", (lua_Integer)window,
+                      (lua_Integer)stride, (lua_Integer)padding);
+  d.window = (int)window;
+  d.stride = (int)stride;
+  d.padding = (int)padding;
+  if (!has_buffers(L, pool_keys, 2)) {
+    d.type = named_type(L, "dtype", 0);
+    lua_pushnil(L);
+    lua_pushnil(L);
+  } else {
+    tb_tensor *x = field_tensor(L, "x"); /* 2 */
+    tb_tensor *y = field_tensor(L, "y"); /* 3 */
+    d.type = to_dnn_type(L, "x", x->dtype, 0);
+    int64_t ho = (d.h + 2 * padding - window) / stride + 1, wo = (d.w + 2 * padding - window) / stride + 1;
+    check_buffer(L, "x", x, d.n * d.c * d.h * d.w, x->dtype);
+    check_buffer(L, "y", y, d.n * d.c * (ho > 0 ? ho : 0) * (wo > 0 ? wo : 0), x->dtype);
+    d.x = tb_tensor_ptr(x);
+    d.y = tb_tensor_ptr(y);
+  }
+  tb_gpu(L);
+  return new_graph(L, 2, create_pool, &d);
 }
 
 static int l_available(lua_State *L) { return tb_lib_available(L, dnn_init); }
@@ -270,6 +438,8 @@ static int l_version(lua_State *L) { return tb_lib_version(L, dnn_version); }
 static const luaL_Reg functions[] = {
   {"batchnorm", l_batchnorm},
   {"sdpa", l_sdpa},
+  {"conv", l_conv},
+  {"maxpool", l_maxpool},
   {"available", l_available},
   {"version", l_version},
   {NULL, NULL}

@@ -114,13 +114,14 @@ static gpu_status version_of(size_t *version, char *path, size_t path_len) {
   return GPU_OK;
 }
 
-gpu_status cuda_dnn_sdpa_create(dnn_graph **out, const dnn_sdpa_desc *d); /* cuda_dnn_sdpa.c */
 
 extern const gpu_dnn gpu_cuda_dnn; /* cuda.c's backend table points here */
 const gpu_dnn gpu_cuda_dnn = {
   .lib = {.name = "cuDNN", .init = cudnn_open, .version = version_of},
   .batchnorm_create = batchnorm_create,
   .sdpa_create = cuda_dnn_sdpa_create,
+  .conv_create = cuda_dnn_conv_create,
+  .pool_create = cuda_dnn_pool_create,
   .run = dg_run,
   .engine = engine_of,
   .describe = dg_describe,

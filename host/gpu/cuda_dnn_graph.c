@@ -257,6 +257,9 @@ static size_t advance(size_t used, int n, size_t len) {
 size_t dg_describe(const dnn_graph *g, char *buf, size_t len) {
   const dnn_engine *e = &g->engine;
   if (len == 0) return 0;
+  if (e->legacy_api[0]) /* no engine: the legacy entry point */
+    return advance(0, snprintf(buf, len, "cuDNN %s; legacy %s (no engine choice), workspace %zu B", g->layout,
+                               e->legacy_api, e->workspace_bytes), len);
   size_t used = advance(0, snprintf(buf, len, "cuDNN %s; engine %lld, knobs {", g->layout,
                                     (long long)e->global_index), len);
   for (int i = 0; i < e->n_knobs && used + 1 < len; i++)
@@ -280,6 +283,7 @@ gpu_status dg_run(dnn_graph *g, gpu_stream s) {
     dg_describe(g, what, sizeof what);
     return cudnn_fail("cudnnSetStream", cs, what);
   }
+  if (g->legacy_run) return g->legacy_run(g, handle);
   cs = cudnn.execute(handle, g->plan, g->pack);
   if (cs != TB_CUDNN_STATUS_SUCCESS) {
     dg_describe(g, what, sizeof what);
@@ -292,6 +296,7 @@ void dg_destroy(dnn_graph *g) {
   if (!g) return;
   if (g->workspace) gpu_cuda_backend()->mem_free(g->workspace);
   if (g->plan) cudnn.desc_destroy(g->plan);
+  if (g->legacy_destroy) g->legacy_destroy(g);
   for (int i = g->n_descs - 1; i >= 0; i--) /* the pack and graph first, the tensors last */
     if (g->descs[i]) cudnn.desc_destroy(g->descs[i]);
   free(g);

@@ -1,5 +1,5 @@
-/* cuda_dnn_graph.h: what the cuDNN graphs of cuda_dnn.c (batch norm) and cuda_dnn_sdpa.c
- * (attention) share, in cuda_dnn_graph.c: a dnn_graph under construction keeps every backend
+/* cuda_dnn_graph.h: what the cuDNN graphs of cuda_dnn.c (batch norm), cuda_dnn_sdpa.c (attention)
+ * and cuda_dnn_conv.c (convolution, and pooling through the legacy API) share, in cuda_dnn_graph.c: a dnn_graph under construction keeps every backend
  * descriptor it made (destroyed with it), its operations, the engine chosen for them (the
  * heuristic's ranking, the first whose execution plan finalises), the tensors the variant pack
  * binds (device buffers and by-value host scalars), the workspace. Only cuda_dnn*.c include it. */
@@ -30,6 +30,12 @@ struct dnn_graph {
   gpu_ptr io_dev[DNN_MAX_IO]; /* 0 for a by-value scalar */
   _Alignas(16) float io_value[DNN_MAX_IO]; /* the by-value scalars the variant pack points at */
   int bound;
+  /* A legacy-API call instead of a plan (pooling): run on the handle (its stream set), and what
+   * frees its descriptors; the engine's legacy_api names it. */
+  gpu_status (*legacy_run)(dnn_graph *g, tb_cudnnHandle_t handle);
+  void (*legacy_destroy)(dnn_graph *g);
+  void *legacy_desc[4];
+  gpu_ptr legacy_io[2];
 };
 
 /* A failing cuDNN call returns cudnn_fail(api, status, what) from the function it is in. */
@@ -62,6 +68,11 @@ gpu_status dg_bind(dnn_graph *g);
 size_t dg_describe(const dnn_graph *g, char *buf, size_t len);
 gpu_status dg_run(dnn_graph *g, gpu_stream s);
 void dg_destroy(dnn_graph *g);
+/* The creates of the graphs other than batch norm's (the gpu_dnn table is cuda_dnn.c's). */
+gpu_status cuda_dnn_sdpa_create(dnn_graph **out, const dnn_sdpa_desc *d); /* cuda_dnn_sdpa.c */
+gpu_status cuda_dnn_conv_create(dnn_graph **out, const dnn_conv_desc *d); /* cuda_dnn_conv.c */
+gpu_status cuda_dnn_pool_create(dnn_graph **out, const dnn_pool_desc *d); /* cuda_dnn_conv.c */
+
 /* Finishes a create: on failure frees g keeping the error message; on success *out = g. */
 gpu_status dg_finish(dnn_graph *g, gpu_status st, dnn_graph **out);
 

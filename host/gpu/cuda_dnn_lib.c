@@ -134,6 +134,21 @@ static gpu_status resolve(void) {
                            cudnn.path, syms[i].sym);
   }
   cudnn.last_error = (tb_cudnnGetLastErrorString_fn *)dlsym(cudnn.lib, "cudnnGetLastErrorString");
+  /* Optional: only pooling needs them (the shim exports them in 9.x; a future cuDNN may not). */
+  struct { void **slot; const char *sym; } legacy[] = {
+    {(void **)&cudnn.pool.create_tensor, "cudnnCreateTensorDescriptor"},
+    {(void **)&cudnn.pool.set_tensor_4d, "cudnnSetTensor4dDescriptor"},
+    {(void **)&cudnn.pool.destroy_tensor, "cudnnDestroyTensorDescriptor"},
+    {(void **)&cudnn.pool.create_pooling, "cudnnCreatePoolingDescriptor"},
+    {(void **)&cudnn.pool.set_pooling_2d, "cudnnSetPooling2dDescriptor"},
+    {(void **)&cudnn.pool.destroy_pooling, "cudnnDestroyPoolingDescriptor"},
+    {(void **)&cudnn.pool.forward, "cudnnPoolingForward"},
+  };
+  cudnn.pool.missing = NULL;
+  for (size_t i = 0; i < sizeof legacy / sizeof legacy[0]; i++) {
+    *legacy[i].slot = dlsym(cudnn.lib, legacy[i].sym);
+    if (!*legacy[i].slot && !cudnn.pool.missing) cudnn.pool.missing = legacy[i].sym;
+  }
   size_t v = cudnn.get_version();
   if (v < 90000 || v >= 100000)
     return gpu_set_error(GPU_ERR_NO_LIBRARY, "cuDNN (%s) is version %zu; tilebench speaks cuDNN 9's "
@@ -213,4 +228,13 @@ void cudnn_reset_for_tests(void) {
   (void)lib; /* left open: a library's static state may be referenced by atexit handlers */
   opened = 0;
   pthread_mutex_unlock(&lock);
+}
+
+gpu_status cudnn_legacy_pooling(void) {
+  gpu_status st = cudnn_open();
+  if (st != GPU_OK) return st;
+  if (cudnn.pool.missing)
+    return gpu_set_error(GPU_ERR_NO_LIBRARY, "cuDNN (%s) lacks %s: its legacy pooling API is not exported",
+                         cudnn.path, cudnn.pool.missing);
+  return GPU_OK;
 }

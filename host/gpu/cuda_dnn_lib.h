@@ -21,6 +21,17 @@ typedef struct cudnn_lib {
   tb_cudnnBackendSetAttribute_fn *set;
   tb_cudnnBackendGetAttribute_fn *get;
   tb_cudnnBackendExecute_fn *execute;
+  /* the legacy pooling API (cudnn_abi.h); NULL where the library lacks it (cudnn_legacy_pooling) */
+  struct {
+    tb_cudnnCreateTensorDescriptor_fn *create_tensor;
+    tb_cudnnSetTensor4dDescriptor_fn *set_tensor_4d;
+    tb_cudnnDestroyTensorDescriptor_fn *destroy_tensor;
+    tb_cudnnCreatePoolingDescriptor_fn *create_pooling;
+    tb_cudnnSetPooling2dDescriptor_fn *set_pooling_2d;
+    tb_cudnnDestroyPoolingDescriptor_fn *destroy_pooling;
+    tb_cudnnPoolingForward_fn *forward;
+    const char *missing; /* the first entry point not found, or NULL */
+  } pool;
 } cudnn_lib;
 
 extern cudnn_lib cudnn;
@@ -34,6 +45,9 @@ extern cudnn_lib cudnn;
 gpu_status cudnn_open(void);
 /* cudnn_open, then the one handle, made on first use for the device current on the thread. */
 gpu_status cudnn_get_handle(tb_cudnnHandle_t *out);
+/* GPU_OK where the opened library has the legacy pooling API, else GPU_ERR_NO_LIBRARY naming the
+ * entry point it lacks. */
+gpu_status cudnn_legacy_pooling(void);
 
 /* A failed cuDNN call: "<api>: <status name> (<code>)[ for <what>][; cuDNN says: ...]",
  * GPU_ERR_INVALID for the not-supported family (3000-3999) and bad parameters (2000-2999),

@@ -187,7 +187,6 @@ static gpu_status check_desc(const dnn_sdpa_desc *d) {
   return GPU_OK;
 }
 
-gpu_status cuda_dnn_sdpa_create(dnn_graph **out, const dnn_sdpa_desc *d);
 gpu_status cuda_dnn_sdpa_create(dnn_graph **out, const dnn_sdpa_desc *d) {
   *out = NULL;
   gpu_status st = check_desc(d);

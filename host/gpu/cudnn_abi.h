@@ -33,7 +33,10 @@ enum {
   TB_CUDNN_TYPE_DATA_TYPE = 1,
   TB_CUDNN_TYPE_BOOLEAN = 2,
   TB_CUDNN_TYPE_INT64 = 3,
+  TB_CUDNN_TYPE_FLOAT = 4,
+  TB_CUDNN_TYPE_DOUBLE = 5,
   TB_CUDNN_TYPE_VOID_PTR = 6,
+  TB_CUDNN_TYPE_CONVOLUTION_MODE = 7,
   TB_CUDNN_TYPE_HEUR_MODE = 8,
   TB_CUDNN_TYPE_KNOB_TYPE = 9,
   TB_CUDNN_TYPE_POINTWISE_MODE = 14,
@@ -46,11 +49,13 @@ enum {
 /* cudnnBackendDescriptorType_t */
 enum {
   TB_CUDNN_BACKEND_POINTWISE_DESCRIPTOR = 0,
+  TB_CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR = 1,
   TB_CUDNN_BACKEND_ENGINE_DESCRIPTOR = 2,
   TB_CUDNN_BACKEND_ENGINECFG_DESCRIPTOR = 3,
   TB_CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR = 4,
   TB_CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR = 5,
   TB_CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR = 7,
+  TB_CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR = 10,
   TB_CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR = 13,
   TB_CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR = 15,
   TB_CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR = 16,
@@ -67,6 +72,13 @@ enum {
   TB_CUDNN_ATTR_POINTWISE_MODE = 0,
   TB_CUDNN_ATTR_POINTWISE_MATH_PREC = 1,
   TB_CUDNN_ATTR_POINTWISE_AXIS = 9,
+  TB_CUDNN_ATTR_CONVOLUTION_COMP_TYPE = 100,
+  TB_CUDNN_ATTR_CONVOLUTION_CONV_MODE = 101,
+  TB_CUDNN_ATTR_CONVOLUTION_DILATIONS = 102,
+  TB_CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES = 103,
+  TB_CUDNN_ATTR_CONVOLUTION_POST_PADDINGS = 104,
+  TB_CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS = 105,
+  TB_CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS = 106,
   TB_CUDNN_ATTR_ENGINEHEUR_MODE = 200,
   TB_CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH = 201,
   TB_CUDNN_ATTR_ENGINEHEUR_RESULTS = 202,
@@ -77,6 +89,12 @@ enum {
   TB_CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE = 402,
   TB_CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE = 600,
   TB_CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE = 601,
+  TB_CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA = 700,
+  TB_CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA = 701,
+  TB_CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC = 702,
+  TB_CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W = 703,
+  TB_CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X = 704,
+  TB_CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y = 705,
   TB_CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR = 750,
   TB_CUDNN_ATTR_OPERATION_POINTWISE_XDESC = 751,
   TB_CUDNN_ATTR_OPERATION_POINTWISE_BDESC = 752,
@@ -120,6 +138,13 @@ enum {
 enum { TB_CUDNN_HEUR_MODE_INSTANT = 0, TB_CUDNN_HEUR_MODE_FALLBACK = 2 };
 enum { TB_CUDNN_BATCH_NORM = 2 };
 enum { TB_CUDNN_NORM_FWD_TRAINING = 1 };
+/* cudnnConvolutionMode_t: CROSS_CORRELATION is PyTorch's (no kernel flip) */
+enum { TB_CUDNN_CROSS_CORRELATION = 1 };
+/* The legacy (imperative) pooling API the shim libcudnn.so.9 still exports (cudnn_ops.h, deprecated
+ * in 9 but present): cudnnTensorFormat_t, cudnnPoolingMode_t, cudnnNanPropagation_t */
+enum { TB_CUDNN_TENSOR_NCHW = 0 };
+enum { TB_CUDNN_POOLING_MAX = 0 };
+enum { TB_CUDNN_NOT_PROPAGATE_NAN = 0, TB_CUDNN_PROPAGATE_NAN = 1 };
 /* cudnnPointwiseMode_t and cudnnReduceTensorOp_t: the operations of the attention graph */
 enum {
   TB_CUDNN_POINTWISE_ADD = 0,
@@ -154,5 +179,22 @@ typedef tb_cudnnStatus_t tb_cudnnBackendGetAttribute_fn(tb_cudnnBackendDescripto
 typedef tb_cudnnStatus_t tb_cudnnBackendExecute_fn(tb_cudnnHandle_t handle,
                                                    tb_cudnnBackendDescriptor_t plan,
                                                    tb_cudnnBackendDescriptor_t pack);
+
+/* The legacy pooling entry points (optional: a library without them makes pooling unsupported). */
+typedef void *tb_cudnnTensorDescriptor_t;
+typedef void *tb_cudnnPoolingDescriptor_t;
+typedef tb_cudnnStatus_t tb_cudnnCreateTensorDescriptor_fn(tb_cudnnTensorDescriptor_t *d);
+typedef tb_cudnnStatus_t tb_cudnnSetTensor4dDescriptor_fn(tb_cudnnTensorDescriptor_t d, int format, int data_type,
+                                                          int n, int c, int h, int w);
+typedef tb_cudnnStatus_t tb_cudnnDestroyTensorDescriptor_fn(tb_cudnnTensorDescriptor_t d);
+typedef tb_cudnnStatus_t tb_cudnnCreatePoolingDescriptor_fn(tb_cudnnPoolingDescriptor_t *d);
+typedef tb_cudnnStatus_t tb_cudnnSetPooling2dDescriptor_fn(tb_cudnnPoolingDescriptor_t d, int mode, int nan_opt,
+                                                           int window_h, int window_w, int pad_h, int pad_w,
+                                                           int stride_h, int stride_w);
+typedef tb_cudnnStatus_t tb_cudnnDestroyPoolingDescriptor_fn(tb_cudnnPoolingDescriptor_t d);
+typedef tb_cudnnStatus_t tb_cudnnPoolingForward_fn(tb_cudnnHandle_t handle, tb_cudnnPoolingDescriptor_t pool,
+                                                   const void *alpha, tb_cudnnTensorDescriptor_t x_desc,
+                                                   const void *x, const void *beta,
+                                                   tb_cudnnTensorDescriptor_t y_desc, void *y);
 
 #endif

@@ -13,19 +13,19 @@ gpu_status dnn_version(size_t *version, char *path, size_t path_len) {
   return gpu_library_version(GPU_LIB_DNN, version, path, path_len);
 }
 
-gpu_status dnn_batchnorm_create(dnn_graph **out, const dnn_batchnorm_desc *d) {
-  gpu_status st;
-  const gpu_dnn *t = table(&st);
-  *out = NULL;
-  return t ? t->batchnorm_create(out, d) : st;
-}
+/* Each create: the backend's table, or its absence said; *out is NULL on failure. */
+#define DISPATCH_CREATE(name, slot, desc_type)                \
+  gpu_status name(dnn_graph **out, const desc_type *d) {     \
+    gpu_status st;                                           \
+    const gpu_dnn *t = table(&st);                           \
+    *out = NULL;                                             \
+    return t ? t->slot(out, d) : st;                         \
+  }
 
-gpu_status dnn_sdpa_create(dnn_graph **out, const dnn_sdpa_desc *d) {
-  gpu_status st;
-  const gpu_dnn *t = table(&st);
-  *out = NULL;
-  return t ? t->sdpa_create(out, d) : st;
-}
+DISPATCH_CREATE(dnn_batchnorm_create, batchnorm_create, dnn_batchnorm_desc)
+DISPATCH_CREATE(dnn_sdpa_create, sdpa_create, dnn_sdpa_desc)
+DISPATCH_CREATE(dnn_conv_create, conv_create, dnn_conv_desc)
+DISPATCH_CREATE(dnn_pool_create, pool_create, dnn_pool_desc)
 
 /* The calls below take a dnn_graph, which only exists where create found a table. */
 gpu_status dnn_graph_run(dnn_graph *g, gpu_stream s) { return gpu_backend_get()->dnn->run(g, s); }

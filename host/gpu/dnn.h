@@ -1,6 +1,5 @@
 /* dnn.h: the vendor DNN library's graphs for the `lib` baselines (batch_normalization,
- * flash_attention), as a
- * table each backend fills (gpu_backend.dnn; CUDA: cuDNN's backend (graph) API in cuda_dnn.c,
+ * flash_attention, the convolutions and 2d_max_pooling), as a table each backend fills (gpu_backend.dnn; CUDA: cuDNN's backend (graph) API in cuda_dnn.c,
  * the library opened with dlopen on first use by cuda_dnn_lib.c) and the dnn_* calls that
  * dispatch to the backend in use (dnn.c). No Lua header is included.
  *
@@ -42,6 +41,31 @@ typedef struct dnn_sdpa_desc {
   gpu_ptr q, k, v, o;
 } dnn_sdpa_desc;
 
+/* Convolution forward as PyTorch's F.conv1d/2d/3d without bias: grouped cross-correlation of x
+ * (n, c, in[0..nd-1]) with w (k, c / groups, window[0..nd-1]) into y (n, k, out[0..nd-1]),
+ * out[i] = (in[i] + 2 padding[i] - dilation[i] (window[i] - 1) - 1) / stride[i] + 1, every tensor
+ * contiguous (row-major), one type, fp32 accumulation (fp32 data: TF32 tensor-core engines allowed,
+ * as PyTorch's cudnn.allow_tf32 default). nd is 1, 2 or 3. All pointers 0: a probe. */
+#define DNN_MAX_SPATIAL 3
+typedef struct dnn_conv_desc {
+  int nd;
+  int64_t n, c, k, groups;
+  int64_t in[DNN_MAX_SPATIAL], window[DNN_MAX_SPATIAL];
+  int64_t stride[DNN_MAX_SPATIAL], padding[DNN_MAX_SPATIAL], dilation[DNN_MAX_SPATIAL];
+  dnn_type type;
+  gpu_ptr x, w, y;
+} dnn_conv_desc;
+
+/* Max pooling forward as F.max_pool2d (dilation 1, floor mode): x (n, c, h, w) contiguous NCHW into
+ * y (n, c, (h + 2 padding - window) / stride + 1, likewise for w), padded positions never chosen
+ * (-inf), a NaN in a window giving NaN. All pointers 0: a probe. */
+typedef struct dnn_pool_desc {
+  int64_t n, c, h, w;
+  int window, stride, padding;
+  dnn_type type;
+  gpu_ptr x, y;
+} dnn_pool_desc;
+
 typedef struct dnn_graph dnn_graph;
 
 #define DNN_MAX_KNOBS 44 /* cuDNN 9's knob types */
@@ -55,6 +79,9 @@ typedef struct dnn_engine {
   int rank;                          /* 0-based place in the heuristic's list */
   int n_candidates;                  /* how many the heuristic offered */
   size_t workspace_bytes;
+  /* "" for a graph's engine; else the legacy entry point that runs instead ("cudnnPoolingForward":
+   * no engine, no heuristic, global_index -1) */
+  char legacy_api[48];
 } dnn_engine;
 
 /* A backend's DNN library: the operations below, with the same contracts. */
@@ -62,6 +89,8 @@ typedef struct gpu_dnn {
   gpu_library lib; /* name ("cuDNN"), init, version (gpu.h) */
   gpu_status (*batchnorm_create)(dnn_graph **out, const dnn_batchnorm_desc *d);
   gpu_status (*sdpa_create)(dnn_graph **out, const dnn_sdpa_desc *d);
+  gpu_status (*conv_create)(dnn_graph **out, const dnn_conv_desc *d);
+  gpu_status (*pool_create)(dnn_graph **out, const dnn_pool_desc *d);
   gpu_status (*run)(dnn_graph *g, gpu_stream s);
   void (*engine)(const dnn_graph *g, dnn_engine *e);
   size_t (*describe)(const dnn_graph *g, char *buf, size_t len);
@@ -79,6 +108,11 @@ gpu_status dnn_version(size_t *version, char *path, size_t path_len);
 gpu_status dnn_batchnorm_create(dnn_graph **out, const dnn_batchnorm_desc *d);
 /* The same for attention (dnn_sdpa_desc). */
 gpu_status dnn_sdpa_create(dnn_graph **out, const dnn_sdpa_desc *d);
+/* The same for a convolution (dnn_conv_desc). */
+gpu_status dnn_conv_create(dnn_graph **out, const dnn_conv_desc *d);
+/* Max pooling: checks the case and prepares the library's call (cuDNN: its legacy pooling API, which
+ * has no engine choice); GPU_ERR_NO_LIBRARY where the library lacks it. */
+gpu_status dnn_pool_create(dnn_graph **out, const dnn_pool_desc *d);
 /* Enqueues the graph on s (asynchronous); a plan step (tb_native_run_fn). */
 gpu_status dnn_graph_run(dnn_graph *g, gpu_stream s);
 void dnn_graph_engine(const dnn_graph *g, dnn_engine *e);

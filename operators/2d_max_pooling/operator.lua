@@ -4,7 +4,8 @@
 -- Reference: one thread per output (2d_max_pooling_ref.cu), any kernel_size / stride / padding.
 -- `cuda`: 3 x 3, stride 2, padding 1 (the grid's): a thread per 16-byte output vector down a strip
 -- of output rows, every input element loaded once (2d_max_pooling.cu; docs/STENCILS.md).
--- `triton`: output tiles, the taps as strided masked loads (2d_max_pooling_triton.py).
+-- `triton`: output tiles, the taps as strided masked loads (2d_max_pooling_triton.py). `lib`: cuDNN
+-- (below).
 local op = {}
 op.category = "Stencil/Conv"
 
@@ -59,7 +60,33 @@ local function rows_per(case, cfg, ct, props)
   return math.min(r, hout)
 end
 
+-- `lib`: cuDNN's max pooling (tb.dnn.maxpool, host/gpu/cuda_dnn_conv.c) through its legacy
+-- cudnnPoolingForward, which takes the NCHW input as it is: CUDNN_POOLING_MAX, CUDNN_PROPAGATE_NAN
+-- (a NaN in a window gives NaN, as max_pool2d), padded positions never chosen. It has no engine
+-- choice; the plan's note says so (dnnlib.lua).
+local function dnn_spec(case)
+  local p = case.params
+  return { n = p.N, c = p.C, h = p.H, w = p.W or p.H, window = p.kernel_size, stride = p.stride, padding = p.padding }
+end
+
+local lib = {
+  description = "cuDNN's legacy cudnnPoolingForward over the input as NCHW: CUDNN_POOLING_MAX, CUDNN_PROPAGATE_NAN, padding never chosen; no engine choice, no workspace",
+}
+
+function lib.supports(case)
+  local spec = dnn_spec(case)
+  spec.dtype = case.dtype
+  return require("dnnlib").supports(function(dnn) return dnn.maxpool(spec) end)
+end
+
+function lib.plan(case, ins, outs, cfg, ctx)
+  local spec = dnn_spec(case)
+  spec.x, spec.y = ins.input, outs.out
+  return require("dnnlib").plan(ctx, require("tb.dnn").maxpool(spec))
+end
+
 op.implementations = {
+  lib = lib,
   cuda = {
     source = "2d_max_pooling.cu",
     description = "3 x 3 / 2 / 1: a thread per 16-byte output vector down a strip of output rows, two 16-byte loads an input row, the shared row kept, column maxima, the left column by shuffle",

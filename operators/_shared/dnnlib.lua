@@ -1,4 +1,5 @@
--- dnnlib.lua: what the cuDNN `lib` implementations share (batch_normalization, flash_attention;
+-- dnnlib.lua: what the cuDNN `lib` implementations share (batch_normalization, flash_attention,
+-- the convolutions, 2d_max_pooling;
 -- tb.dnn, host/gpu/cuda_dnn*.c): supports() over a probe of the case's graph, and the plan whose
 -- note names the engine cuDNN chose (plan.note: the row's note in the raw results, CSV column
 -- note_lib).
@@ -27,9 +28,15 @@ end
 -- "cuDNN 9.19.0 engine 8 (knobs 3=1 5=2), heuristic choice 1 of 4, workspace 0 B": the library's
 -- version (engine numbers are a version's), cuDNN's global engine index, its knob choices (cuDNN's
 -- knob type = value), its place in the heuristic's list.
+-- A legacy call (max pooling) has no engine: "cuDNN 9.19.0 cudnnPoolingForward (legacy API, no engine
+-- choice), workspace 0 B".
 function M.note(graph)
   local e = graph:engine()
   local v = require("tb.dnn").version().version -- cuDNN 9: major * 10000 + minor * 100 + patch
+  if e.legacy_api then
+    return string.format("cuDNN %d.%d.%d %s (legacy API, no engine choice), workspace %d B", v // 10000,
+      v // 100 % 100, v % 100, e.legacy_api, e.workspace_bytes)
+  end
   return string.format("cuDNN %d.%d.%d engine %d (knobs %s), heuristic choice %d of %d, workspace %d B", v // 10000,
     v // 100 % 100, v % 100, e.global_index, e.knobs_text ~= "" and e.knobs_text or "none", e.choice, e.candidates,
     e.workspace_bytes)

@@ -3,9 +3,11 @@
 local dnn = require("tb.dnn")
 
 describe("tb.dnn", function()
-  it("exposes batchnorm, sdpa, available and version", function()
+  it("exposes batchnorm, sdpa, conv, maxpool, available and version", function()
     assert.is_function(dnn.batchnorm)
     assert.is_function(dnn.sdpa)
+    assert.is_function(dnn.conv)
+    assert.is_function(dnn.maxpool)
     assert.is_function(dnn.available)
     assert.is_function(dnn.version)
   end)
@@ -78,5 +80,48 @@ describe("tb.dnn", function()
     local ok, err = pcall(dnn.sdpa, { q = {}, scale = 0.25, causal = true })
     assert.is_false(ok)
     assert.matches("tb.dnn.sdpa: field 'q' must be a tensor %(got table%)", err)
+  end)
+
+  it("names a convolution probe's missing or bad fields", function()
+    local base = function(over)
+      local t = { n = 1, c = 8, k = 8, input = { 16, 16 }, window = { 3, 3 }, stride = 1, padding = 1, dtype = "fp16" }
+      for k, v in pairs(over) do t[k] = v end
+      return t
+    end
+    local cases = {
+      { { input = 16 }, "tb.dnn.conv: field 'input' %(a table of 1 to 3 spatial sizes%) is required %(got number%)" },
+      { { input = { 1, 2, 3, 4 } }, "tb.dnn.conv: field 'input' lists 4 sizes %(1, 2 or 3%)" },
+      { { window = { 3 } }, "tb.dnn.conv: field 'window' must list 2 integers %(got 1%)" },
+      { { stride = "two" }, "tb.dnn.conv: field 'stride' must be an integer or a table of 2 %(got string%)" },
+      { { padding = { 1, 0.5 } }, "tb.dnn.conv: field 'padding'%[2%] must be an integer" },
+      { { groups = 1.5 }, "tb.dnn.conv: field 'groups' must be an integer %(got number%)" },
+      { { k = false }, "tb.dnn.conv: field 'k' must be an integer %(got boolean%)" },
+      { { dtype = "int8" }, "tb.dnn.conv: 'dtype' has dtype int8; convolution takes fp32, fp16 or bf16" },
+      { { x = 1 }, "tb.dnn.conv: field 'x' must be a tensor %(got number%)" },
+    }
+    for _, c in ipairs(cases) do
+      local ok, err = pcall(dnn.conv, base(c[1]))
+      assert.is_false(ok)
+      assert.matches(c[2], tostring(err))
+    end
+  end)
+
+  it("names a max-pooling probe's missing or bad fields", function()
+    local base = function(over)
+      local t = { n = 4, c = 128, h = 32, w = 32, window = 3, stride = 2, padding = 1, dtype = "bf16" }
+      for k, v in pairs(over) do t[k] = v end
+      return t
+    end
+    local cases = {
+      { { h = "x" }, "tb.dnn.maxpool: field 'h' must be an integer %(got string%)" },
+      { { window = 0 }, "tb.dnn.maxpool: window 0, stride 2 and padding 1 out of range" },
+      { { dtype = "int32" }, "tb.dnn.maxpool: 'dtype' has dtype int32; pooling takes fp32, fp16 or bf16" },
+      { { y = 2 }, "tb.dnn.maxpool: field 'x' must be a tensor %(got nil%)" },
+    }
+    for _, c in ipairs(cases) do
+      local ok, err = pcall(dnn.maxpool, base(c[1]))
+      assert.is_false(ok)
+      assert.matches(c[2], tostring(err))
+    end
   end)
 end)

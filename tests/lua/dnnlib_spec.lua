@@ -60,4 +60,13 @@ describe("dnnlib", function()
       assert.equal("cuDNN 9.19.0 engine 8 (knobs none), heuristic choice 1 of 4, workspace 0 B", plan.note)
     end)
   end)
+
+  it("notes a legacy call (max pooling) as such, with no engine", function()
+    local e = { global_index = -1, knobs_text = "", choice = 1, candidates = 0, workspace_bytes = 0,
+                legacy_api = "cudnnPoolingForward" }
+    with_dnn({ version = function() return { version = 91002, path = "/x/libcudnn.so.9" } end }, function()
+      assert.equal("cuDNN 9.10.2 cudnnPoolingForward (legacy API, no engine choice), workspace 0 B",
+        dnnlib.note(graph(e)))
+    end)
+  end)
 end)

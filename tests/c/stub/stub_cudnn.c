@@ -10,7 +10,15 @@
  * was given as text (stub_cudnn_state.graph_text) so the test compares it with the graph meant,
  * and records the by-value scalars of each execution. The test sets how many engine
  * configurations the heuristic offers and how many of the first are refused; $STUB_CUDNN_VERSION
- * the version it reports. */
+ * the version it reports.
+ *
+ * Convolution forward: the descriptor needs its compute type, mode, spatial dimensions and a value
+ * for each of them in dilations, strides and paddings; the operation checks that x, w and y agree
+ * (groups = x's channels / w's, y's spatial sizes from the formula) and that alpha is 1 and beta 0;
+ * an execution over fp32 tensors computes the convolution on the host through the pack's pointers,
+ * so the test checks the result, not only the descriptors. The legacy pooling API likewise
+ * computes max pooling of fp32 NCHW data on the host, honouring the NaN option as cuDNN documents
+ * it (propagate: a NaN in the window gives NaN; else NaNs are skipped). */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,7 +30,7 @@
 
 #define MAX_OPS 32
 
-enum { L_DESC, L_X, L_B, L_T, L_Y, L_A, L_C, L_N }; /* an operation's links by role */
+enum { L_DESC, L_X, L_B, L_T, L_Y, L_A, L_C, L_W, L_N }; /* an operation's links by role */
 
 typedef struct desc {
   int type, finalized;
@@ -41,6 +49,11 @@ typedef struct desc {
   int64_t pack_uids[16];
   void *pack_ptrs[16];
   int pack_n, has_workspace;
+  /* convolution descriptor: spatial dims and the vectors set (dilations, strides, pre, post) */
+  int64_t sd, conv_vec[4][8], conv_vec_n[4];
+  /* convolution operation: alpha and beta */
+  float alpha, beta;
+  int has_alpha, has_beta;
 } desc;
 
 struct stub_cudnn_state stub_cudnn_state = {.configs = 3};
@@ -97,6 +110,10 @@ static int role_of(int name) {
     case TB_CUDNN_ATTR_OPERATION_POINTWISE_YDESC: case TB_CUDNN_ATTR_OPERATION_REDUCTION_YDESC: return L_Y;
     case TB_CUDNN_ATTR_OPERATION_MATMUL_ADESC: return L_A;
     case TB_CUDNN_ATTR_OPERATION_MATMUL_CDESC: return L_C;
+    case TB_CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC: return L_DESC;
+    case TB_CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X: return L_X;
+    case TB_CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W: return L_W;
+    case TB_CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y: return L_Y;
     default: return -1;
   }
 }
@@ -150,6 +167,29 @@ tb_cudnnStatus_t cudnnBackendSetAttribute(tb_cudnnBackendDescriptor_t dd, int na
       d->n_links = (int)n;
       break;
     case TB_CUDNN_ATTR_ENGINEHEUR_MODE: d->heur_mode = *(const int *)v; break;
+    case TB_CUDNN_ATTR_CONVOLUTION_COMP_TYPE:
+      if (type != TB_CUDNN_TYPE_DATA_TYPE) FAIL(BAD, "convolution compute type type");
+      d->prec = *(const int *)v; d->has_prec = 1; break;
+    case TB_CUDNN_ATTR_CONVOLUTION_CONV_MODE:
+      if (type != TB_CUDNN_TYPE_CONVOLUTION_MODE) FAIL(BAD, "convolution mode type");
+      d->mode = *(const int *)v; d->has_mode = 1; break;
+    case TB_CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS:
+      if (type != TB_CUDNN_TYPE_INT64 || n != 1) FAIL(BAD, "spatial dims: one int64");
+      d->sd = *i64; break;
+    case TB_CUDNN_ATTR_CONVOLUTION_DILATIONS: case TB_CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES:
+    case TB_CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS: case TB_CUDNN_ATTR_CONVOLUTION_POST_PADDINGS: {
+      int k = name == TB_CUDNN_ATTR_CONVOLUTION_DILATIONS ? 0 : name == TB_CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES ? 1
+            : name == TB_CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS ? 2 : 3;
+      if (type != TB_CUDNN_TYPE_INT64 || n < 1 || n > 8) FAIL(BAD, "convolution vector %d", name);
+      memcpy(d->conv_vec[k], i64, (size_t)n * 8);
+      d->conv_vec_n[k] = n;
+      break;
+    }
+    case TB_CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA: case TB_CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA:
+      if (type != TB_CUDNN_TYPE_FLOAT || n != 1) FAIL(BAD, "alpha/beta: one float for fp32 compute");
+      if (name == TB_CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA) { d->alpha = *(const float *)v; d->has_alpha = 1; }
+      else { d->beta = *(const float *)v; d->has_beta = 1; }
+      break;
     case TB_CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS:
       if (n > 16) FAIL(BAD, "pack too big");
       d->pack_n = (int)n;
@@ -244,6 +284,40 @@ static tb_cudnnStatus_t finalize_matmul_op(desc *d) {
   return 0;
 }
 
+static tb_cudnnStatus_t finalize_conv_desc(desc *d) {
+  if (!d->has_prec || !d->has_mode) FAIL(BAD, "convolution descriptor: compute type and mode");
+  if (d->sd < 1 || d->sd > 3) FAIL(BAD, "convolution descriptor: %lld spatial dims", (long long)d->sd);
+  for (int k = 0; k < 4; k++)
+    if (d->conv_vec_n[k] != d->sd) FAIL(BAD, "convolution descriptor: vector %d has %lld values for %lld dims", k,
+                                        (long long)d->conv_vec_n[k], (long long)d->sd);
+  return 0;
+}
+
+/* y's spatial size i of a convolution op (its descriptor, x and w). */
+static int64_t conv_out(const desc *cd, const desc *x, const desc *w, int i) {
+  int64_t pad = cd->conv_vec[2][i], post = cd->conv_vec[3][i], str = cd->conv_vec[1][i], dil = cd->conv_vec[0][i];
+  return (x->dims[2 + i] + pad + post - dil * (w->dims[2 + i] - 1) - 1) / str + 1;
+}
+
+static tb_cudnnStatus_t finalize_conv_op(desc *d) {
+  desc *cd = d->role[L_DESC], *x = d->role[L_X], *w = d->role[L_W], *y = d->role[L_Y];
+  if (!cd || cd->type != TB_CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR || !cd->finalized) FAIL(BAD, "conv: no CONV_DESC");
+  if (!is_tensor(x) || !is_tensor(w) || !is_tensor(y)) FAIL(BAD, "conv: x, w and y are needed");
+  if (!d->has_alpha || !d->has_beta || d->alpha != 1.0f || d->beta != 0.0f) FAIL(BAD, "conv: alpha 1, beta 0 expected");
+  int nd = (int)cd->sd + 2;
+  if (x->nd != nd || w->nd != nd || y->nd != nd) FAIL(BAD, "conv: %d-d tensors expected", nd);
+  if (w->dims[1] < 1 || x->dims[1] % w->dims[1]) FAIL(BAD, "conv: w's channels do not divide x's");
+  int64_t groups = x->dims[1] / w->dims[1];
+  if (w->dims[0] % groups) FAIL(BAD, "conv: groups %lld do not divide k = %lld", (long long)groups, (long long)w->dims[0]);
+  if (y->dims[0] != x->dims[0] || y->dims[1] != w->dims[0]) FAIL(BAD, "conv: y is not (n, k, ...)");
+  for (int i = 0; i < cd->sd; i++)
+    if (y->dims[2 + i] != conv_out(cd, x, w, i))
+      FAIL(BAD, "conv: y spatial %d is %lld, the formula gives %lld", i, (long long)y->dims[2 + i],
+           (long long)conv_out(cd, x, w, i));
+  if (x->dtype != w->dtype || x->dtype != y->dtype) FAIL(BAD, "conv: mixed data types");
+  return 0;
+}
+
 static const char *type_name(int t) {
   return t == 0 ? "f32" : t == 2 ? "f16" : t == 4 ? "i32" : t == 9 ? "bf16" : t == 11 ? "bool" : "?";
 }
@@ -266,8 +340,8 @@ static int op_tensors(const desc *op, desc *t[8], int *n_in) {
     *n_in = 4;
     return n;
   }
-  const int roles[] = {L_A, L_X, L_B, L_T};
-  for (int i = 0; i < 4; i++)
+  const int roles[] = {L_A, L_X, L_W, L_B, L_T};
+  for (int i = 0; i < 5; i++)
     if (op->role[roles[i]]) t[n++] = op->role[roles[i]];
   *n_in = n;
   t[n++] = op->type == TB_CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR ? op->role[L_C] : op->role[L_Y];
@@ -295,6 +369,16 @@ static tb_cudnnStatus_t finalize_graph(desc *g) {
         append(text, cap, "pointwise %d %s", op->role[L_DESC]->mode, type_name(op->role[L_DESC]->prec));
         if (op->role[L_DESC]->has_axis) append(text, cap, " axis %lld", (long long)op->role[L_DESC]->axis);
         break;
+      case TB_CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR: {
+        const desc *cd = op->role[L_DESC];
+        append(text, cap, "conv mode %d %s", cd->mode, type_name(cd->prec));
+        static const char *const vec[4] = {"dilation", "stride", "pre", "post"};
+        for (int v = 0; v < 4; v++) {
+          append(text, cap, " %s", vec[v]);
+          for (int e = 0; e < cd->sd; e++) append(text, cap, "%s%lld", e ? "," : " ", (long long)cd->conv_vec[v][e]);
+        }
+        break;
+      }
       default: FAIL(BAD, "graph: operation type %d not known", op->type);
     }
     for (int k = 0; k < n; k++) append(text, cap, "%s#%lld", k == n_in ? " -> " : " ", (long long)t8[k]->uid);
@@ -358,6 +442,8 @@ tb_cudnnStatus_t cudnnBackendFinalize(tb_cudnnBackendDescriptor_t dd) {
     case TB_CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR: st = finalize_pointwise_op(d); break;
     case TB_CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR: st = finalize_reduction_op(d); break;
     case TB_CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR: st = finalize_matmul_op(d); break;
+    case TB_CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR: st = finalize_conv_desc(d); break;
+    case TB_CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR: st = finalize_conv_op(d); break;
     case TB_CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR:
       if (!d->has_handle || d->n_links < 1) FAIL(BAD, "graph incomplete");
       st = finalize_graph(d);
@@ -408,7 +494,7 @@ tb_cudnnStatus_t cudnnBackendGetAttribute(tb_cudnnBackendDescriptor_t dd, int na
       return 0;
     case TB_CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE: *(int *)out = (int)d->rank; *count = 1; return 0;
     case TB_CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE: *(int64_t *)out = d->mode; *count = 1; return 0;
-    case TB_CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE: *(int64_t *)out = 0; *count = 1; return 0;
+    case TB_CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE: *(int64_t *)out = stub_cudnn_state.workspace; *count = 1; return 0;
     default: FAIL(BAD, "stub: get %d not known", name);
   }
 }
@@ -447,6 +533,56 @@ static tb_cudnnStatus_t check_pack(const desc *graph, const desc *pack) {
   return 0;
 }
 
+static const float *bound_ptr(const desc *pack, const desc *t) {
+  for (int i = 0; i < pack->pack_n; i++)
+    if (pack->pack_uids[i] == t->uid) return pack->pack_ptrs[i];
+  return NULL;
+}
+
+/* y = conv(x, w) on the host, through each tensor's own strides (so a layout the descriptors get
+ * wrong gives a wrong result); 2 or 3 spatial dimensions. */
+static void compute_conv(const desc *op, const desc *pack) {
+  const desc *cd = op->role[L_DESC], *x = op->role[L_X], *w = op->role[L_W], *y = op->role[L_Y];
+  const float *xp = bound_ptr(pack, x), *wp = bound_ptr(pack, w);
+  float *yp = (float *)bound_ptr(pack, y);
+  int sd = (int)cd->sd;
+  int64_t cg = w->dims[1], groups = x->dims[1] / cg, kg = w->dims[0] / groups;
+  int64_t ye[3] = {1, 1, 1}, we[3] = {1, 1, 1};
+  for (int i = 0; i < sd; i++) {
+    ye[i] = y->dims[2 + i];
+    we[i] = w->dims[2 + i];
+  }
+  for (int64_t n = 0; n < y->dims[0]; n++)
+    for (int64_t k = 0; k < y->dims[1]; k++)
+      for (int64_t o0 = 0; o0 < ye[0]; o0++)
+        for (int64_t o1 = 0; o1 < ye[1]; o1++)
+          for (int64_t o2 = 0; o2 < ye[2]; o2++) {
+            const int64_t o[3] = {o0, o1, o2};
+            double acc = 0;
+            int64_t g = k / kg;
+            for (int64_t c = 0; c < cg; c++)
+              for (int64_t r0 = 0; r0 < we[0]; r0++)
+                for (int64_t r1 = 0; r1 < we[1]; r1++)
+                  for (int64_t r2 = 0; r2 < we[2]; r2++) {
+                    const int64_t r[3] = {r0, r1, r2};
+                    int64_t xoff = n * x->strides[0] + (g * cg + c) * x->strides[1];
+                    int64_t woff = k * w->strides[0] + c * w->strides[1];
+                    int inside = 1;
+                    for (int i = 0; i < sd; i++) {
+                      int64_t at = o[i] * cd->conv_vec[1][i] - cd->conv_vec[2][i] + r[i] * cd->conv_vec[0][i];
+                      if (at < 0 || at >= x->dims[2 + i]) inside = 0;
+                      xoff += at * x->strides[2 + i];
+                      woff += r[i] * w->strides[2 + i];
+                    }
+                    if (inside) acc += (double)xp[xoff] * wp[woff];
+                  }
+            int64_t yoff = n * y->strides[0] + k * y->strides[1];
+            for (int i = 0; i < sd; i++) yoff += o[i] * y->strides[2 + i];
+            yp[yoff] = (float)acc;
+          }
+  stub_cudnn_state.conv_computed++;
+}
+
 tb_cudnnStatus_t cudnnBackendExecute(tb_cudnnHandle_t h, tb_cudnnBackendDescriptor_t plan,
                                      tb_cudnnBackendDescriptor_t pack) {
   (void)h;
@@ -456,5 +592,89 @@ tb_cudnnStatus_t cudnnBackendExecute(tb_cudnnHandle_t h, tb_cudnnBackendDescript
   tb_cudnnStatus_t st = check_pack(p->graph, pack);
   if (st) return st;
   stub_cudnn_state.executed++;
+  const desc *op = p->graph->links[0];
+  if (p->graph->n_links == 1 && op->type == TB_CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR &&
+      op->role[L_X]->dtype == TB_CUDNN_DATA_FLOAT)
+    compute_conv(op, pack);
+  return 0;
+}
+
+/* ---- the legacy pooling API ---------------------------------------------------------------------- */
+
+typedef struct legacy_tensor { int format, dtype, n, c, h, w, set; } legacy_tensor;
+typedef struct legacy_pool { int mode, nan, wh, ww, ph, pw, sh, sw, set; } legacy_pool;
+
+tb_cudnnStatus_t cudnnCreateTensorDescriptor(tb_cudnnTensorDescriptor_t *d) {
+  *d = calloc(1, sizeof(legacy_tensor));
+  stub_cudnn_state.live++;
+  return 0;
+}
+tb_cudnnStatus_t cudnnSetTensor4dDescriptor(tb_cudnnTensorDescriptor_t dd, int format, int dtype, int n, int c, int h,
+                                            int w) {
+  legacy_tensor *t = dd;
+  if (format != TB_CUDNN_TENSOR_NCHW) FAIL(BAD, "stub: only NCHW");
+  if (n < 1 || c < 1 || h < 1 || w < 1) FAIL(BAD, "stub: tensor dims");
+  *t = (legacy_tensor){format, dtype, n, c, h, w, 1};
+  return 0;
+}
+tb_cudnnStatus_t cudnnDestroyTensorDescriptor(tb_cudnnTensorDescriptor_t d) {
+  if (!d) FAIL(BAD, "destroy NULL tensor");
+  free(d);
+  stub_cudnn_state.live--;
+  return 0;
+}
+tb_cudnnStatus_t cudnnCreatePoolingDescriptor(tb_cudnnPoolingDescriptor_t *d) {
+  *d = calloc(1, sizeof(legacy_pool));
+  stub_cudnn_state.live++;
+  return 0;
+}
+tb_cudnnStatus_t cudnnSetPooling2dDescriptor(tb_cudnnPoolingDescriptor_t dd, int mode, int nan, int wh, int ww, int ph,
+                                             int pw, int sh, int sw) {
+  legacy_pool *p = dd;
+  if (wh < 1 || ww < 1 || sh < 1 || sw < 1 || ph < 0 || pw < 0) FAIL(BAD, "stub: pooling window");
+  *p = (legacy_pool){mode, nan, wh, ww, ph, pw, sh, sw, 1};
+  stub_cudnn_state.pool_mode = mode;
+  stub_cudnn_state.pool_nan = nan;
+  return 0;
+}
+tb_cudnnStatus_t cudnnDestroyPoolingDescriptor(tb_cudnnPoolingDescriptor_t d) {
+  if (!d) FAIL(BAD, "destroy NULL pooling");
+  free(d);
+  stub_cudnn_state.live--;
+  return 0;
+}
+
+tb_cudnnStatus_t cudnnPoolingForward(tb_cudnnHandle_t h, tb_cudnnPoolingDescriptor_t pd, const void *alpha,
+                                     tb_cudnnTensorDescriptor_t xd, const void *x, const void *beta,
+                                     tb_cudnnTensorDescriptor_t yd, void *y) {
+  const legacy_pool *p = pd;
+  const legacy_tensor *xt = xd, *yt = yd;
+  if (!h || !p->set || !xt->set || !yt->set) FAIL(BAD, "stub: pooling forward with unset descriptors");
+  if (p->mode != TB_CUDNN_POOLING_MAX) FAIL(TB_CUDNN_STATUS_NOT_SUPPORTED, "stub: only max pooling");
+  if (yt->n != xt->n || yt->c != xt->c || yt->h != (xt->h + 2 * p->ph - p->wh) / p->sh + 1 ||
+      yt->w != (xt->w + 2 * p->pw - p->ww) / p->sw + 1 || yt->dtype != xt->dtype)
+    FAIL(BAD, "stub: y descriptor does not match the pooling of x");
+  if (xt->dtype != TB_CUDNN_DATA_FLOAT) return 0; /* computed only for fp32 */
+  const float a = *(const float *)alpha, b = *(const float *)beta;
+  const float *xp = x;
+  float *yp = y;
+  for (long long pl = 0; pl < (long long)xt->n * xt->c; pl++)
+    for (int oh = 0; oh < yt->h; oh++)
+      for (int ow = 0; ow < yt->w; ow++) {
+        float m = -1.0f / 0.0f;
+        int nan = 0;
+        for (int i = 0; i < p->wh; i++)
+          for (int j = 0; j < p->ww; j++) {
+            int r = oh * p->sh - p->ph + i, c = ow * p->sw - p->pw + j;
+            if (r < 0 || r >= xt->h || c < 0 || c >= xt->w) continue;
+            float v = xp[(pl * xt->h + r) * xt->w + c];
+            if (v != v) nan = 1;
+            else if (v > m) m = v;
+          }
+        float *out = &yp[(pl * yt->h + oh) * yt->w + ow];
+        float res = nan && p->nan == TB_CUDNN_PROPAGATE_NAN ? 0.0f / 0.0f : m;
+        *out = a * res + (b != 0.0f ? b * *out : 0.0f);
+      }
+  stub_cudnn_state.pool_computed++;
   return 0;
 }

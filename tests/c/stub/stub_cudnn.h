@@ -24,6 +24,10 @@ struct stub_cudnn_state {
   int64_t scalar_uid[STUB_MAX_SCALARS];
   float scalar_value[STUB_MAX_SCALARS];
   char last_error[256];
+  /* convolutions and poolings computed on the host (fp32 data: the test's buffers are host memory) */
+  int conv_computed, pool_computed;
+  int pool_mode, pool_nan; /* the last pooling descriptor's mode and NaN option */
+  int64_t workspace;       /* what every execution plan reports as its workspace */
 };
 
 #endif
