@@ -29,6 +29,13 @@ function op.reference(case, ins, outs, ctx)
   return gemm.reference(problem(case), ins.a, ins.b, outs.c, ctx)
 end
 
+-- b is given row-major (K, N), as OPERATORS.md generates it. Every fp8 GEMM here takes B only
+-- K-major (cuBLASLt runs fp8 as TN, _scaled_mm wants B column-major, wgmma reads fp8 B K-major),
+-- so each implementation makes that copy inside its timed interval: lib, cuda and triton as a
+-- transpose step first in the plan, torch (matmul_fp32_fp16_fp8_torch.py) in forward, as
+-- TileBench's run(a, b) did. Only the unit scales are made once, untimed (docs/MEASUREMENT.md,
+-- "Layouts an implementation needs"; tests/gpu/matmul_fp8_layout.sh). TF32 wgmma also needs
+-- K-major B, so cuda and triton transpose for fp32 too; cuBLAS's TF32 takes B as it is.
 op.implementations = {
   cuda = {
     source = "gemm_wgmma.cu",
