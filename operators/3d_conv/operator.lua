@@ -14,4 +14,8 @@ op.implementations = {
   cuda = conv.cuda(3),
 }
 
+-- `lib`: cuDNN's convolution forward through its backend (graph) API (operators/_shared/dnnlib.lua,
+-- host/gpu/cuda_dnn_conv.c); the engine cuDNN chose and its workspace are the row's note.
+op.implementations.lib = require("dnnlib").conv_lib(3)
+
 return op

@@ -1,5 +1,5 @@
 -- dnnlib.lua: what the cuDNN `lib` implementations share (batch_normalization, flash_attention,
--- the convolutions, 2d_max_pooling;
+-- the convolutions: conv_lib, 2d_max_pooling;
 -- tb.dnn, host/gpu/cuda_dnn*.c): supports() over a probe of the case's graph, and the plan whose
 -- note names the engine cuDNN chose (plan.note: the row's note in the raw results, CSV column
 -- note_lib).
@@ -47,6 +47,35 @@ function M.plan(ctx, graph)
   local plan = ctx.plan { { call = graph } }
   plan.note = M.note(graph)
   return plan
+end
+
+-- The convolutions' `lib` (1d_conv, 2d_conv, 3d_conv: rank 1, 2, 3): cuDNN's convolution forward
+-- (tb.dnn.conv, host/gpu/cuda_dnn_conv.c) over the case's contiguous input, weight and output, the
+-- shapes from conv.lua's dims (operators/_shared/conv.lua).
+local function conv_spec(case, rank)
+  local t = require("conv").dims(case, rank)
+  local input, window = {}, {}
+  for d = 4 - rank, 3 do input[#input + 1], window[#window + 1] = t.sp[d], t.k[d] end
+  return { n = t.b, c = t.cin, k = t.cout, groups = t.groups, input = input, window = window, stride = t.stride,
+           padding = case.params.padding }
+end
+
+function M.conv_lib(rank)
+  return {
+    description = "cuDNN 9's backend API: one CONVOLUTION_FORWARD operation (cross-correlation, fp32 compute; for fp32 data TF32 engines allowed, as PyTorch's cudnn.allow_tf32 default) over the contiguous NC[D]HW tensors" ..
+      (rank == 1 and " (1-d as 2-d with H = 1)" or "") ..
+      "; the heuristic's (mode A) first engine that finalises, its workspace allocated; the engine and workspace in the note",
+    supports = function(case)
+      local spec = conv_spec(case, rank)
+      spec.dtype = case.dtype
+      return M.supports(function(dnn) return dnn.conv(spec) end)
+    end,
+    plan = function(case, ins, outs, cfg, ctx)
+      local spec = conv_spec(case, rank)
+      spec.x, spec.w, spec.y = ins.input, ins.weight, outs.out
+      return M.plan(ctx, require("tb.dnn").conv(spec))
+    end,
+  }
 end
 
 return M

@@ -61,6 +61,53 @@ describe("dnnlib", function()
     end)
   end)
 
+  it("gives cuDNN each convolution's shape from conv.lua (1-d as its one spatial size)", function()
+    local seen = {}
+    local fake = { available = function() return true end,
+                   conv = function(spec) seen[#seen + 1] = spec return graph({}) end }
+    local base = { batch = 2, in_channels = 8, out_channels = 12, kernel_size = 3, stride = 2, padding = 1, groups = 4 }
+    local function case(extra)
+      local p = {}
+      for k, v in pairs(base) do p[k] = v end
+      for k, v in pairs(extra) do p[k] = v end
+      return { params = p, dtype = "fp16" }
+    end
+    with_dnn(fake, function()
+      assert.is_true(dnnlib.conv_lib(1).supports(case({ L = 101 })))
+      assert.is_true(dnnlib.conv_lib(2).supports(case({ H = 17, W = 19 })))
+      assert.is_true(dnnlib.conv_lib(3).supports(case({ D = 5, H = 9 })))
+    end)
+    local want = { { 101 }, { 17, 19 }, { 5, 9, 9 } }
+    for r = 1, 3 do
+      local sp = seen[r]
+      assert.same(want[r], sp.input)
+      local w = {}
+      for i = 1, r do w[i] = 3 end
+      assert.same(w, sp.window)
+      assert.equal(2, sp.n)
+      assert.equal(8, sp.c)
+      assert.equal(12, sp.k)
+      assert.equal(4, sp.groups)
+      assert.equal(2, sp.stride)
+      assert.equal(1, sp.padding)
+      assert.equal("fp16", sp.dtype)
+      assert.is_nil(sp.x)
+    end
+    -- the plan binds the case's tensors and notes the engine
+    local e = { global_index = 3, knobs_text = "", choice = 1, candidates = 2, workspace_bytes = 4096 }
+    fake.conv = function(spec) seen.bound = spec return graph(e) end
+    fake.version = function() return { version = 91900 } end
+    local ins, outs = { input = "I", weight = "W" }, { out = "O" }
+    with_dnn(fake, function()
+      local plan = dnnlib.conv_lib(2).plan(case({ H = 16 }), ins, outs, {}, { plan = function() return {} end })
+      assert.equal("cuDNN 9.19.0 engine 3 (knobs none), heuristic choice 1 of 2, workspace 4096 B", plan.note)
+    end)
+    assert.equal("I", seen.bound.x)
+    assert.equal("W", seen.bound.w)
+    assert.equal("O", seen.bound.y)
+    assert.is_nil(seen.bound.dtype)
+  end)
+
   it("notes a legacy call (max pooling) as such, with no engine", function()
     local e = { global_index = -1, knobs_text = "", choice = 1, candidates = 0, workspace_bytes = 0,
                 legacy_api = "cudnnPoolingForward" }
