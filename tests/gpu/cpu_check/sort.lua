@@ -79,8 +79,8 @@ local function planted_floats(len, dtype)
   return vals
 end
 
-local function check_sort_rules(op)
-  local name = op.name
+-- The planted-value runs of an operator: { dtype, params, ins } each.
+local function planted_runs(name)
   local runs = {}
   if name == "radix_sort" then
     local vals = {}
@@ -98,12 +98,44 @@ local function check_sort_rules(op)
       runs[#runs + 1] = { dtype = "fp32", params = { N = #vals, k = k }, ins = { input = vals } }
     end
   end
+  return runs
+end
+
+-- The implementations the planted values run through (with_triton's set).
+local function planted_impls(op, impls_all)
   local impls = {}
-  for _, i in ipairs(with_triton(op, name .. " planted values")) do
+  for _, i in ipairs(impls_all) do
     -- CUB orders floats by their bits: a NaN with the sign bit set sorts below -inf, where
     -- torch.topk counts every NaN as the largest (docs/SORTING.md); the int32 sort has no NaN
-    if not (i == "lib" and name == "top_k_selection") then impls[#impls + 1] = i end
+    if not (i == "lib" and op.name == "top_k_selection") then impls[#impls + 1] = i end
   end
+  return impls
+end
+
+-- --compile-only: the planted runs' kernels, every configuration check_impls tries (Triton's
+-- too: compiling tl.sort kernels on the GPU machine took minutes of the GPU test's time).
+local function compile_sort_rules(op, compile)
+  local impls = {}
+  for _, i in ipairs(op.impls) do impls[#impls + 1] = i end
+  if op.module.implementations.triton and require("tilebench.triton").available() then impls[#impls + 1] = "triton" end
+  for _, r in ipairs(planted_runs(op.name)) do
+    local c = { params = r.params, dtype = r.dtype, index = 1, id = "rules" }
+    compile({ op = op, case = c, dtype = r.dtype })
+    for _, impl in ipairs(planted_impls(op, impls)) do
+      local spec = op.module.implementations[impl]
+      if spec.source or spec.sources or impl == "triton" then
+        for _, cfg in ipairs(C.configs_to_try(spec, c)) do
+          compile({ op = op, case = c, dtype = r.dtype, impl = impl, cfg = cfg })
+        end
+      end
+    end
+  end
+end
+
+local function check_sort_rules(op)
+  local name = op.name
+  local runs = planted_runs(name)
+  local impls = planted_impls(op, with_triton(op, name .. " planted values"))
   for _, r in ipairs(runs) do
     local c = { params = r.params, dtype = r.dtype, index = 1, id = "rules" }
     local where = string.format("%s %s %s planted values", name, r.dtype, case_id(r.params))
@@ -130,5 +162,8 @@ return {
   extra = {
     radix_sort = check_sort_rules, top_k_selection = check_sort_rules,
     bitonic_sort = check_sort_rules,
+  },
+  compile_extra = {
+    radix_sort = compile_sort_rules, top_k_selection = compile_sort_rules, bitonic_sort = compile_sort_rules,
   },
 }
