@@ -12,6 +12,9 @@ local op = conv.operator(2)
 
 op.implementations = {
   cuda = conv.cuda(2),
+  -- operators/_shared/conv_triton.py: Triton, compiled ahead of time (selected with --impl triton):
+  -- an implicit GEMM on wgmma (fp32 in TF32, as cuDNN), weights and (fp16) the input transposed first
+  triton = require("conv_triton").implementation(2),
 }
 
 -- `lib`: cuDNN's convolution forward through its backend (graph) API (operators/_shared/dnnlib.lua,

@@ -126,20 +126,11 @@ describe("tilebench.triton", function()
     assert.same({ "cuda", "triton" }, require("tilebench.campaign").impls_for(op, { impls = { "triton", "cuda" } }))
   end)
 
-  -- Operators whose triton kernels are still being written (each leaves this list in the commit
-  -- that adds them): the convolutions landed their definitions first so that their triton
-  -- implementations (session 10, helper "convtri") build on them.
-  local PENDING = { ["1d_conv"] = true, ["2d_conv"] = true, ["3d_conv"] = true }
-
   it("has a triton implementation for every operator whose default is valid at every case", function()
     local names = opmod.list()
     assert.is_true(#names >= 12)
     for _, name in ipairs(names) do
       local op = opmod.load(name)
-      if PENDING[name] then
-        assert.is_nil(op.module.implementations.triton, name .. " has triton now: take it off PENDING")
-        goto continue
-      end
       local spec = op.module.implementations.triton
       assert.is_table(spec, name .. " has no triton implementation")
       assert.is_table(spec.space, name)
@@ -155,7 +146,6 @@ describe("tilebench.triton", function()
         end
         assert.is_true(n >= 2, name .. " " .. dtype .. ": " .. n .. " valid candidates")
       end
-      ::continue::
     end
   end)
 

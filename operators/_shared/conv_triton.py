@@ -1,0 +1,165 @@
+"""The convolutions' Triton kernels (1d_conv, 2d_conv, 3d_conv; operators/_shared/conv_triton.lua):
+a grouped cross-correlation, no bias, no flip, as one implicit GEMM per (batch, group):
+out[b, g Cout_g + n, m] = sum_k A[m, k] B[k, n], m the output position (od, oh, ow) flattened,
+k = (tap, ic) with the tap (kd, kh, kw) outer, A[m, (tap, ic)] = x[b, g Cin_g + ic, od s + kd - p,
+oh s + kh - p, ow s + kw - p] (0 outside the input), B[(tap, ic), n] = w[g Cout_g + n, ic, tap].
+1-D and 2-D are the 3-D kernel with D = H = 1 (and KD = KH = 1): RANK only drops the tests.
+
+conv_kernel: a program per BM x BN output tile of one (batch, group), BK-deep tl.dot steps (wgmma
+on sm_90, fp32 accumulators) in ONE loop over the taps x cdiv(Cin_g, BK) channel blocks (the
+pipeliner sees a single loop; the tap's row offsets and padding masks are a BM vector per step,
+the channel masks a BK vector, nothing per element). fp32 multiplies in TF32, as the cuDNN
+reference does under PyTorch's default allow_tf32 (OPERATORS.md, TF32 side effects): the
+tolerances (atol 1e-1 / 5e-1, rtol 1e-2) hold TF32's 2^-11 relative rounding over K <= 1728 terms.
+  wt: the weight as (taps, Cout, Cin_g) (conv_transpose_kernel of w viewed (Cout Cin_g, taps)):
+      each step's B tile is Cin_g-contiguous, K-major as TF32 wgmma reads it, 16-byte loads.
+  CL = False: x as given, (B, Cin, D, H, W): a step's A tile is BM positions of BK channels,
+      contiguous along m for stride 1 but shifted by the tap (no alignment known: 4-byte
+      cp.async for fp32, 2-byte loads through registers for fp16).
+  CL = True: x transposed first to channels-last (B, D H W, Cin) by conv_transpose_kernel: the A
+      tile is BK contiguous channels per row, 16-byte cp.async (Cin a multiple of 16 bytes),
+      K-major; costs one read and write of x (the 1-D case's balance of bytes and flops).
+Grid: (cdiv(M, BM) * cdiv(Cout_g, BN), B * groups), the channel tiles of one position tile
+adjacent (their A tiles come from L2). Offsets inside one (batch, group) slab are int32 (the
+Lua side checks Cin_g D H W and Cout_g OD OH OW < 2^31), slab bases int64.
+
+conv_transpose_kernel: dst[b, c, r] = src[b, r, c] for (R, C) matrices, TR x TC tiles
+(program_id(1) the batch), triton's shared-memory layout conversion between the two."""
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def conv_transpose_kernel(src, dst, R, C, TR: tl.constexpr, TC: tl.constexpr):
+    nc = tl.cdiv(C, TC)
+    pid = tl.program_id(0)
+    base = tl.program_id(1).to(tl.int64) * R * C
+    r = (pid // nc) * TR + tl.arange(0, TR)
+    c = (pid % nc) * TC + tl.arange(0, TC)
+    m = (r[:, None] < R) & (c[None, :] < C)
+    v = tl.load(src + base + r[:, None] * C + c[None, :], mask=m)
+    tl.store(dst + base + c[None, :] * R + r[:, None], v, mask=m)
+
+
+@triton.jit
+def conv_kernel(x, wt, out, ws, Cin, Cout, cin_g, cout_g, groups, D, H, W, OD, OH, OW, stride, pad, n_out,
+                RANK: tl.constexpr, KD: tl.constexpr, KH: tl.constexpr, KW: tl.constexpr,
+                BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, CL: tl.constexpr,
+                EVEN_C: tl.constexpr, SPLIT: tl.constexpr):
+    pid = tl.program_id(0)
+    bg = tl.program_id(1)
+    b = bg // groups
+    g = bg % groups
+    num_n = tl.cdiv(cout_g, BN)
+    pid_n = pid % num_n
+    pid_m = pid // num_n
+    S = D * H * W
+    M = OD * OH * OW
+
+    offs_m = pid_m * BM + tl.arange(0, BM)
+    m_ok = offs_m < M
+    ow = offs_m % OW
+    iw0 = ow * stride - pad
+    if RANK >= 2:
+        t = offs_m // OW
+        ih0 = (t % OH) * stride - pad
+        if RANK == 3:
+            id0 = (t // OH) * stride - pad
+    # weight rows wrapped into range (never stored), so the B tile needs only the channel mask
+    offs_n = pid_n * BN + tl.arange(0, BN)
+    offs_nw = offs_n % cout_g
+    offs_k = tl.arange(0, BK)
+
+    if CL:
+        xb = x + (b.to(tl.int64) * S) * Cin + g * cin_g
+    else:
+        xb = x + (b.to(tl.int64) * Cin + g * cin_g) * S
+    wb = wt + g * cout_g * cin_g + offs_nw[None, :] * cin_g + offs_k[:, None]
+    tap_stride = Cout * cin_g
+
+    # The padding masks of every tap for each row, as bits (tap t at bit t) when the taps fit in
+    # 32: the loop then tests one bit and adds the tap's offset (a scalar) to the row's offset,
+    # where per-axis tests cost 10-20 instructions a row and step (3-D: 204 SASS instructions a
+    # 128 x 64 x 64 fp16 step against 256 cycles of wgmma).
+    NT: tl.constexpr = KD * KH * KW
+    if RANK == 3:
+        row0 = (id0 * H + ih0) * W + iw0
+    elif RANK == 2:
+        row0 = ih0 * W + iw0
+    else:
+        row0 = iw0
+    if NT <= 32:
+        bits = tl.zeros((BM,), dtype=tl.int32)
+        for kw in tl.static_range(KW):
+            okw = (iw0 + kw >= 0) & (iw0 + kw < W) & m_ok
+            for kh in tl.static_range(KH):
+                okh = okw
+                if RANK >= 2:
+                    okh = okw & (ih0 + kh >= 0) & (ih0 + kh < H)
+                for kd in tl.static_range(KD):
+                    ok = okh
+                    if RANK == 3:
+                        ok = okh & (id0 + kd >= 0) & (id0 + kd < D)
+                    bits = bits | (ok.to(tl.int32) << ((kd * KH + kh) * KW + kw))
+    if CL:
+        row0 = row0 * Cin
+
+    ncb = tl.cdiv(cin_g, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    steps = NT * ncb
+    if SPLIT > 1:
+        split = tl.program_id(2)
+        lo = split * steps // SPLIT
+        hi = (split + 1) * steps // SPLIT
+    else:
+        lo = 0
+        hi = steps
+    for it in range(lo, hi):
+        tap = it // ncb
+        c0 = (it - tap * ncb) * BK
+        tw = tap % KW
+        th = (tap // KW) % KH
+        td = tap // (KW * KH)
+        if NT <= 32:
+            ok = ((bits >> tap) & 1) != 0
+        else:
+            iw = iw0 + tw
+            ok = m_ok & (iw >= 0) & (iw < W)
+            if RANK >= 2:
+                ih = ih0 + th
+                ok = ok & (ih >= 0) & (ih < H)
+                if RANK == 3:
+                    idd = id0 + td
+                    ok = ok & (idd >= 0) & (idd < D)
+        toff = (td * H + th) * W + tw
+        ic = c0 + offs_k
+        if CL:
+            a_ptrs = xb + (row0 + toff * Cin)[:, None] + ic[None, :]
+        else:
+            a_ptrs = xb + ic[None, :] * S + (row0 + toff)[:, None]
+        b_ptrs = wb + tap * tap_stride + c0
+        if EVEN_C:
+            a = tl.load(a_ptrs, mask=ok[:, None], other=0.0)
+            bt = tl.load(b_ptrs)
+        else:
+            kok = ic < cin_g
+            a = tl.load(a_ptrs, mask=ok[:, None] & kok[None, :], other=0.0)
+            bt = tl.load(b_ptrs, mask=kok[:, None], other=0.0)
+        acc = tl.dot(a, bt, acc, input_precision="tf32")
+
+    o_off = (b.to(tl.int64) * Cout + g * cout_g) * M + offs_n[None, :] * M + offs_m[:, None]
+    o_mask = m_ok[:, None] & (offs_n[None, :] < cout_g)
+    if SPLIT > 1:
+        tl.store(ws + split.to(tl.int64) * n_out + o_off, acc, mask=o_mask)
+    else:
+        tl.store(out + o_off, acc.to(out.dtype.element_ty), mask=o_mask)
+
+
+@triton.jit
+def conv_splitk_reduce_kernel(ws, out, n_out, SPLIT: tl.constexpr, BLOCK: tl.constexpr):
+    i = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    m = i < n_out
+    acc = tl.load(ws + i, mask=m, other=0.0)
+    for s in tl.static_range(1, SPLIT):
+        acc += tl.load(ws + s * n_out + i, mask=m, other=0.0)
+    tl.store(out + i, acc.to(out.dtype.element_ty), mask=m)
