@@ -7,8 +7,9 @@ oh s + kh - p, ow s + kw - p] (0 outside the input), B[(tap, ic), n] = w[g Cout_
 
 conv_kernel: a program per BM x BN output tile of one (batch, group), BK-deep tl.dot steps (wgmma
 on sm_90, fp32 accumulators) in ONE loop over the taps x cdiv(Cin_g, BK) channel blocks (the
-pipeliner sees a single loop; the tap's row offsets and padding masks are a BM vector per step,
-the channel masks a BK vector, nothing per element). fp32 multiplies in TF32, as the cuDNN
+pipeliner sees a single loop; a step adds the tap's offset, a scalar, to each row's offset and
+tests one bit of the row's padding mask word, built before the loop where the taps fit in 32;
+the channel masks are a BK vector; nothing is per element). fp32 multiplies in TF32, as the cuDNN
 reference does under PyTorch's default allow_tf32 (OPERATORS.md, TF32 side effects): the
 tolerances (atol 1e-1 / 5e-1, rtol 1e-2) hold TF32's 2^-11 relative rounding over K <= 1728 terms.
   wt: the weight as (taps, Cout, Cin_g) (conv_transpose_kernel of w viewed (Cout Cin_g, taps)):
@@ -19,9 +20,11 @@ tolerances (atol 1e-1 / 5e-1, rtol 1e-2) hold TF32's 2^-11 relative rounding ove
   CL = True: x transposed first to channels-last (B, D H W, Cin) by conv_transpose_kernel: the A
       tile is BK contiguous channels per row, 16-byte cp.async (Cin a multiple of 16 bytes),
       K-major; costs one read and write of x (the 1-D case's balance of bytes and flops).
-Grid: (cdiv(M, BM) * cdiv(Cout_g, BN), B * groups), the channel tiles of one position tile
-adjacent (their A tiles come from L2). Offsets inside one (batch, group) slab are int32 (the
-Lua side checks Cin_g D H W and Cout_g OD OH OW < 2^31), slab bases int64.
+  SPLIT > 1: program_id(2) takes its share of the K steps and stores fp32 partials into ws at
+      split x n_out (n_out = B Cout OD OH OW); conv_splitk_reduce_kernel adds them in split order.
+Grid: (cdiv(M, BM) * cdiv(Cout_g, BN), B * groups, SPLIT), the channel tiles of one position
+tile adjacent (their A tiles come from L2). Offsets inside one (batch, group) slab are int32 (the
+Lua side checks Cin D H W, Cout OD OH OW and taps Cout Cin_g < 2^31), slab bases int64.
 
 conv_transpose_kernel: dst[b, c, r] = src[b, r, c] for (R, C) matrices, TR x TC tiles
 (program_id(1) the batch), triton's shared-memory layout conversion between the two."""
