@@ -97,6 +97,13 @@ foreach(t test_dnn test_dnn_sdpa test_dnn_conv)
   target_compile_definitions(${t} PRIVATE STUB_CUDNN_PATH="$<TARGET_FILE:stub_cudnn>")
   add_dependencies(${t} stub_cudnn)
 endforeach()
+# The same stand-in without the legacy pooling entry points (a cuDNN that no longer exports them).
+add_library(stub_cudnn_nolegacy SHARED ${CMAKE_SOURCE_DIR}/tests/c/stub/stub_cudnn.c)
+target_include_directories(stub_cudnn_nolegacy PRIVATE ${CMAKE_SOURCE_DIR}/host)
+target_compile_options(stub_cudnn_nolegacy PRIVATE -Wno-missing-prototypes)
+target_compile_definitions(stub_cudnn_nolegacy PRIVATE STUB_NO_LEGACY_POOLING)
+target_compile_definitions(test_dnn_conv PRIVATE STUB_CUDNN_NOLEGACY_PATH="$<TARGET_FILE:stub_cudnn_nolegacy>")
+add_dependencies(test_dnn_conv stub_cudnn_nolegacy)
 
 # tests/slurm/*.sh: `tilebench slurm` through a real one-node Slurm cluster started by the test
 # (scripts/slurm_local.sh). Label slurm; each skips (77) without Slurm, root or TB_SLURM_TEST=1.

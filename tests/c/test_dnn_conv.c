@@ -6,7 +6,9 @@
  * kept when the first choices do not build and its workspace; probes; argument checks. Max pooling
  * (the legacy API): max mode with NaN propagation, the result on an odd image with a NaN and
  * padding compared with PyTorch's rule, the engine record (no engine: legacy_api), the probe that
- * cannot run. Every descriptor is destroyed. */
+ * cannot run; a cuDNN without the legacy pooling entry points (the stub built without them) makes
+ * pooling no_library, naming the one missing, while the convolution still builds. Every descriptor is
+ * destroyed. */
 #include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
@@ -259,6 +261,22 @@ static void max_pooling(void) {
   free(want);
 }
 
+/* A library without the legacy pooling API: pooling is no_library, naming the entry point; the
+ * convolution (the graph API) still builds. */
+static void without_legacy_pooling(void) {
+  cudnn_reset_for_tests();
+  setenv("TILEBENCH_CUDNN_LIB", STUB_CUDNN_NOLEGACY_PATH, 1);
+  dnn_pool_desc d = {.n = 1, .c = 1, .h = 8, .w = 8, .window = 3, .stride = 2, .padding = 1, .type = DNN_F16};
+  dnn_graph *g = (dnn_graph *)1;
+  CHECK(gpu_cuda_dnn.pool_create(&g, &d) == GPU_ERR_NO_LIBRARY && g == NULL &&
+            strstr(gpu_last_error(), "lacks cudnnCreateTensorDescriptor: its legacy pooling API is not exported"),
+        "%s", gpu_last_error());
+  const int64_t in[2] = {8, 8};
+  dnn_conv_desc c = conv(2, 1, 8, 8, 1, in, 3, 1, 1, 1);
+  CHECK(gpu_cuda_dnn.conv_create(&g, &c) == GPU_OK && g, "conv without the legacy API: %s", gpu_last_error());
+  if (g) gpu_cuda_dnn.destroy(g);
+}
+
 int main(void) {
   cudnn_reset_for_tests();
   setenv("TILEBENCH_CUDNN_LIB", STUB_CUDNN_PATH, 1);
@@ -273,6 +291,7 @@ int main(void) {
     max_pooling();
     CHECK(stub->live == 0, "%d descriptors left", stub->live);
   }
+  without_legacy_pooling();
   cudnn_reset_for_tests();
   if (failures == 0) printf("test_dnn_conv: ok\n");
   return failures != 0;

@@ -600,6 +600,7 @@ tb_cudnnStatus_t cudnnBackendExecute(tb_cudnnHandle_t h, tb_cudnnBackendDescript
 }
 
 /* ---- the legacy pooling API ---------------------------------------------------------------------- */
+#ifndef STUB_NO_LEGACY_POOLING /* built without: a cuDNN that no longer exports it */
 
 typedef struct legacy_tensor { int format, dtype, n, c, h, w, set; } legacy_tensor;
 typedef struct legacy_pool { int mode, nan, wh, ww, ph, pw, sh, sw, set; } legacy_pool;
@@ -678,3 +679,4 @@ tb_cudnnStatus_t cudnnPoolingForward(tb_cudnnHandle_t h, tb_cudnnPoolingDescript
   stub_cudnn_state.pool_computed++;
   return 0;
 }
+#endif
