@@ -73,10 +73,23 @@ local lib = {
   description = "cuDNN's legacy cudnnPoolingForward over the input as NCHW: CUDNN_POOLING_MAX, CUDNN_PROPAGATE_NAN, padding never chosen; no engine choice, no workspace",
 }
 
+-- The legacy API checks the data type only when called: the probe is one call on a one-plane image
+-- of the case's window (a dtype cuDNN's pooling lacks then answers CUDNN_STATUS_NOT_SUPPORTED:
+-- unsupported, not a failed row).
 function lib.supports(case)
   local spec = dnn_spec(case)
-  spec.dtype = case.dtype
-  return require("dnnlib").supports(function(dnn) return dnn.maxpool(spec) end)
+  return require("dnnlib").supports(function(dnn)
+    local tensor = require("tb.tensor")
+    local k = spec.window
+    local x <close> = tensor.empty({ k * k }, case.dtype)
+    local ho = (k + 2 * spec.padding - k) // spec.stride + 1
+    local y <close> = tensor.empty({ ho * ho }, case.dtype)
+    local probe = dnn.maxpool { x = x, y = y, n = 1, c = 1, h = k, w = k, window = k, stride = spec.stride,
+                                padding = spec.padding }
+    local ok, err = pcall(function() probe:run() y:to_host() end)
+    if not ok then probe:close() error(err, 0) end
+    return probe
+  end)
 end
 
 function lib.plan(case, ins, outs, cfg, ctx)
