@@ -72,6 +72,9 @@ local ESIZE = { fp16 = 2, fp32 = 4 }
 local function geometry(t, dtype, cfg, sms, limit)
   local es = ESIZE[dtype]
   if not es then return nil, "dtype " .. tostring(dtype) .. " (the kernel has fp16 and fp32)" end
+  for _, k in ipairs({ "BM", "BN", "WARPS", "TW", "BCB", "STAGES" }) do
+    if math.type(cfg[k]) ~= "integer" then return nil, "the configuration has no integer " .. k end
+  end
   local cout_g, cin_g = t.cout // t.groups, t.cin // t.groups
   local bm = cfg.BM ~= 0 and cfg.BM or (cout_g > 64 and 128 or 64)
   local function shape(bn)

@@ -1,6 +1,8 @@
 -- cpu_check/stencil.lua (GPU, part of tests/gpu/operators_cpu_check.lua): issue 18's stencils and
 -- windows (docs/STENCILS.md): jacobi_stencil_2d bit for bit, gaussian_blur with its generated
--- kernel checked, 2d_max_pooling with planted NaN and -inf; each also in its triton default.
+-- kernel checked, 2d_max_pooling with planted NaN and -inf; each also in its triton default. The
+-- convolutions 1d_conv, 2d_conv and 3d_conv (docs/CONV.md) against a double-precision CPU sum on
+-- odd sizes, strides 1 and 2, padding 0 to 2, kernels 3 and 5, groups 1 to 4.
 -- The table it returns is described in cpu_check/common.lua.
 local C = require("cpu_check.common")
 local context = require("tilebench.context")
@@ -163,14 +165,109 @@ local function check_pool_nan(op)
   end
 end
 
--- ---- convolutions: 1d_conv, 2d_conv, 3d_conv (helper "conv" adds them here) -----------------
--- An operator joins this family with cpu.<name> (its CPU implementation, above this line like the
--- others), a CASES.<name> entry, its name appended to ORDER and, where its triton default runs on
--- every small case, to TRITON_DEFAULT; a stated-rule check goes into EXTRA (and its kernels into
--- COMPILE_EXTRA for --compile-only). The driver needs no change. Should this file pass ~600
--- lines, the convolutions move to a cpu_check/conv.lua of their own, added to FAMILIES in
--- tests/gpu/operators_cpu_check.lua.
-local ORDER = { "jacobi_stencil_2d", "gaussian_blur", "2d_max_pooling" }
+-- ---- convolutions: 1d_conv, 2d_conv, 3d_conv (docs/CONV.md) ---------------------------------
+-- The grouped cross-correlation summed in double, rounded once to the dtype; 1-D and 2-D as 3-D
+-- with D = H = 1. CASES' cpu_tol allows for the reference's fp32 sums.
+local function conv_cpu(rank)
+  return function(c, h)
+    local p = c.params
+    local B, Cin, Cout, G, k, S, P = p.batch, p.in_channels, p.out_channels, p.groups, p.kernel_size, p.stride, p.padding
+    local sp = rank == 1 and { 1, 1, p.L } or rank == 2 and { 1, p.H, p.W or p.H } or { p.D, p.H, p.W or p.H }
+    local kk, pp, o = {}, {}, {}
+    for d = 1, 3 do
+      local real = d > 3 - rank
+      kk[d], pp[d] = real and k or 1, real and P or 0
+      o[d] = (sp[d] + 2 * pp[d] - kk[d]) // S + 1
+    end
+    local D, H, W = sp[1], sp[2], sp[3]
+    local cin_g, cout_g = Cin // G, Cout // G
+    local x, w, out = h.input, h.weight, {}
+    local i = 0
+    for b = 0, B - 1 do
+      for oc = 0, Cout - 1 do
+        local g = oc // cout_g
+        for oz = 0, o[1] - 1 do
+          for oy = 0, o[2] - 1 do
+            for ox = 0, o[3] - 1 do
+              local s = 0.0
+              for ic = 0, cin_g - 1 do
+                local xb = (b * Cin + g * cin_g + ic) * D
+                local wb = (oc * cin_g + ic) * kk[1]
+                for a = 0, kk[1] - 1 do
+                  local z = oz * S + a - pp[1]
+                  if z >= 0 and z < D then
+                    for cc = 0, kk[2] - 1 do
+                      local y = oy * S + cc - pp[2]
+                      if y >= 0 and y < H then
+                        local xrow = ((xb + z) * H + y) * W + 1
+                        local wrow = ((wb + a) * kk[2] + cc) * kk[3] + 1
+                        for e = 0, kk[3] - 1 do
+                          local xx = ox * S + e - pp[3]
+                          if xx >= 0 and xx < W then s = s + x[xrow + xx] * w[wrow + e] end
+                        end
+                      end
+                    end
+                  end
+                end
+              end
+              i = i + 1
+              out[i] = round_to(c.dtype, s)
+            end
+          end
+        end
+      end
+    end
+    return out
+  end
+end
+cpu["1d_conv"], cpu["2d_conv"], cpu["3d_conv"] = conv_cpu(1), conv_cpu(2), conv_cpu(3)
+
+local function conv_case(t)
+  local p = { batch = 1, groups = 1 }
+  for k, v in pairs(t) do p[k] = v end
+  return p
+end
+-- Each dtype takes the vector path (16-byte region loads, VECLOAD) where W is a multiple of its
+-- vector (8 fp16, 4 fp32) and the element path otherwise; outputs store by 16-byte vectors where
+-- the output rows are too. Channel counts below, at and past a K chunk (BC: 16 or 32 fp16, 8 or 16
+-- fp32) and past BM (64 / 128: partial blocks of output channels); tiles past the output's edges.
+CASES["1d_conv"] = { dtypes = { "fp16", "fp32" }, cpu_tol = { 1e-3, 1e-3 }, params = {
+  -- odd L (element path), groups 2 with 5 output channels a group, batch 2
+  conv_case { batch = 2, in_channels = 6, out_channels = 10, L = 37, kernel_size = 3, stride = 1, padding = 1, groups = 2 },
+  -- stride 2, k 5, padding 2
+  conv_case { in_channels = 5, out_channels = 3, L = 41, kernel_size = 5, stride = 2, padding = 2 },
+  -- vector path, stride 2, padding 0, 4 groups
+  conv_case { in_channels = 16, out_channels = 16, L = 1000, kernel_size = 3, stride = 2, padding = 0, groups = 4 },
+  -- the grid's channels (four 32-channel chunks), a partial last tile
+  conv_case { in_channels = 128, out_channels = 128, L = 520, kernel_size = 3, stride = 1, padding = 1 },
+  -- 200 output channels (a partial second block of 128), padding 2 (out_L = L + 2), L % 8 = 4
+  conv_case { in_channels = 40, out_channels = 200, L = 300, kernel_size = 3, stride = 1, padding = 2 },
+  -- one position
+  conv_case { batch = 3, in_channels = 8, out_channels = 8, L = 1, kernel_size = 3, stride = 1, padding = 1 } } }
+CASES["2d_conv"] = { dtypes = { "fp16", "fp32" }, cpu_tol = { 1e-3, 1e-3 }, params = {
+  -- odd sizes, W != H, groups 2
+  conv_case { in_channels = 6, out_channels = 10, H = 11, W = 13, kernel_size = 3, stride = 1, padding = 1, groups = 2 },
+  -- stride 2, batch 2
+  conv_case { batch = 2, in_channels = 5, out_channels = 3, H = 9, kernel_size = 3, stride = 2, padding = 1 },
+  -- vector loads (W 24), padding 0 (outputs 22 wide: element stores), 4 groups
+  conv_case { in_channels = 32, out_channels = 48, H = 40, W = 24, kernel_size = 3, stride = 1, padding = 0, groups = 4 },
+  -- the grid's first case
+  conv_case { in_channels = 128, out_channels = 128, H = 16, kernel_size = 3, stride = 1, padding = 1 },
+  -- k 5, padding 2, W 20 (fp32 vectors, fp16 elements)
+  conv_case { in_channels = 16, out_channels = 16, H = 20, kernel_size = 5, stride = 1, padding = 2 },
+  -- stride 2 with padding 2 over vector rows
+  conv_case { in_channels = 8, out_channels = 8, H = 34, W = 64, kernel_size = 3, stride = 2, padding = 2 } } }
+CASES["3d_conv"] = { dtypes = { "fp16", "fp32" }, cpu_tol = { 1e-3, 1e-3 }, params = {
+  -- odd sizes, groups 2
+  conv_case { in_channels = 4, out_channels = 6, D = 5, H = 7, kernel_size = 3, stride = 1, padding = 1, groups = 2 },
+  -- stride 2, padding 0, batch 2, W != H
+  conv_case { batch = 2, in_channels = 3, out_channels = 5, D = 6, H = 9, W = 10, kernel_size = 3, stride = 2, padding = 0 },
+  -- the grid's channels over a small volume
+  conv_case { in_channels = 64, out_channels = 64, D = 2, H = 8, W = 16, kernel_size = 3, stride = 1, padding = 1 },
+  -- padding 2 (outputs larger than the input), vector rows
+  conv_case { in_channels = 16, out_channels = 16, D = 4, H = 12, W = 16, kernel_size = 3, stride = 1, padding = 2 } } }
+
+local ORDER = { "jacobi_stencil_2d", "gaussian_blur", "2d_max_pooling", "1d_conv", "2d_conv", "3d_conv" }
 local TRITON_DEFAULT = { jacobi_stencil_2d = true, gaussian_blur = true, ["2d_max_pooling"] = true }
 local EXTRA = { ["2d_max_pooling"] = check_pool_nan }
 local COMPILE_EXTRA = {}
