@@ -16,7 +16,8 @@ tolerances (atol 1e-1 / 5e-1, rtol 1e-2) hold TF32's 2^-11 relative rounding ove
       each step's B tile is Cin_g-contiguous, K-major as TF32 wgmma reads it, 16-byte loads.
   CL = False: x as given, (B, Cin, D, H, W): a step's A tile is BM positions of BK channels,
       contiguous along m for stride 1 but shifted by the tap (no alignment known: 4-byte
-      cp.async for fp32, 2-byte loads through registers for fp16).
+      cp.async for fp32, 2-byte loads through registers for fp16, where PF = True has the next
+      step's tile loaded (_a_tile) before this step's tl.dot: triton does not pipeline them).
   CL = True: x transposed first to channels-last (B, D H W, Cin) by conv_transpose_kernel: the A
       tile is BK contiguous channels per row, 16-byte cp.async (Cin a multiple of 16 bytes),
       K-major; costs one read and write of x (the 1-D case's balance of bytes and flops).
@@ -45,10 +46,46 @@ def conv_transpose_kernel(src, dst, R, C, TR: tl.constexpr, TC: tl.constexpr):
 
 
 @triton.jit
+def _a_tile(xb, tap, c0, bits, row0, m_ok, iw0, ih0, id0, offs_k, Cin, cin_g, S, D, H, W, RANK: tl.constexpr,
+            KH: tl.constexpr, KW: tl.constexpr, NT: tl.constexpr, CL: tl.constexpr, EVEN_C: tl.constexpr, live,
+            LIVE: tl.constexpr):
+    """The A tile of tap `tap`, channels c0 + [0, BK): BM positions x BK channels, zero where the
+    tap falls in the padding, past Cin_g, or (LIVE) where `live` is false: a prefetch past the
+    last step."""
+    tw = tap % KW
+    th = (tap // KW) % KH
+    td = tap // (KW * KH)
+    if NT <= 32:
+        ok = ((bits >> tap) & 1) != 0
+    else:
+        iw = iw0 + tw
+        ok = m_ok & (iw >= 0) & (iw < W)
+        if RANK >= 2:
+            ih = ih0 + th
+            ok = ok & (ih >= 0) & (ih < H)
+            if RANK == 3:
+                idd = id0 + td
+                ok = ok & (idd >= 0) & (idd < D)
+    if LIVE:
+        ok = ok & live
+    toff = (td * H + th) * W + tw
+    ic = c0 + offs_k
+    if CL:
+        a_ptrs = xb + (row0 + toff * Cin)[:, None] + ic[None, :]
+    else:
+        a_ptrs = xb + ic[None, :] * S + (row0 + toff)[:, None]
+    if EVEN_C:
+        a = tl.load(a_ptrs, mask=ok[:, None], other=0.0)
+    else:
+        a = tl.load(a_ptrs, mask=ok[:, None] & (ic < cin_g)[None, :], other=0.0)
+    return a
+
+
+@triton.jit
 def conv_kernel(x, wt, out, ws, Cin, Cout, cin_g, cout_g, groups, D, H, W, OD, OH, OW, stride, pad, n_out,
                 RANK: tl.constexpr, KD: tl.constexpr, KH: tl.constexpr, KW: tl.constexpr,
                 BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, CL: tl.constexpr,
-                EVEN_C: tl.constexpr, SPLIT: tl.constexpr):
+                EVEN_C: tl.constexpr, SPLIT: tl.constexpr, PF: tl.constexpr):
     pid = tl.program_id(0)
     bg = tl.program_id(1)
     b = bg // groups
@@ -63,6 +100,8 @@ def conv_kernel(x, wt, out, ws, Cin, Cout, cin_g, cout_g, groups, D, H, W, OD, O
     m_ok = offs_m < M
     ow = offs_m % OW
     iw0 = ow * stride - pad
+    ih0 = iw0  # (unused below rank 2 / 3: placeholders for _a_tile)
+    id0 = iw0
     if RANK >= 2:
         t = offs_m // OW
         ih0 = (t % OH) * stride - pad
@@ -104,6 +143,8 @@ def conv_kernel(x, wt, out, ws, Cin, Cout, cin_g, cout_g, groups, D, H, W, OD, O
                     if RANK == 3:
                         ok = okh & (id0 + kd >= 0) & (id0 + kd < D)
                     bits = bits | (ok.to(tl.int32) << ((kd * KH + kh) * KW + kw))
+    else:
+        bits = m_ok.to(tl.int32)  # (unused past 32 taps: _a_tile tests each axis)
     if CL:
         row0 = row0 * Cin
 
@@ -117,38 +158,66 @@ def conv_kernel(x, wt, out, ws, Cin, Cout, cin_g, cout_g, groups, D, H, W, OD, O
     else:
         lo = 0
         hi = steps
+    if PF:
+        # the A tile through registers (2-byte elements as given): the next step's loads issue
+        # before this step's wgmma, so their latency hides behind it; (tap, c0) carried from
+        # step to step (c0 steps by BK and wraps to the next tap)
+        tap = lo // ncb
+        c0 = (lo - tap * ncb) * BK
+        a_cur = _a_tile(xb, tap, c0, bits, row0, m_ok, iw0, ih0, id0, offs_k, Cin, cin_g, S, D, H, W,
+                        RANK, KH, KW, NT, CL, EVEN_C, lo < hi, True)
     for it in range(lo, hi):
-        tap = it // ncb
-        c0 = (it - tap * ncb) * BK
-        tw = tap % KW
-        th = (tap // KW) % KH
-        td = tap // (KW * KH)
-        if NT <= 32:
-            ok = ((bits >> tap) & 1) != 0
+        if PF:
+            b_ptrs = wb + tap * tap_stride + c0
+            if EVEN_C:
+                bt = tl.load(b_ptrs)
+            else:
+                bt = tl.load(b_ptrs, mask=((c0 + offs_k) < cin_g)[:, None], other=0.0)
+            c0_n = c0 + BK
+            wrap = c0_n >= ncb * BK
+            tap_n = tap + wrap.to(tl.int32)
+            c0_n = tl.where(wrap, 0, c0_n)
+            a = a_cur
+            a_cur = _a_tile(xb, tap_n, c0_n, bits, row0, m_ok, iw0, ih0, id0, offs_k, Cin, cin_g, S, D, H, W,
+                            RANK, KH, KW, NT, CL, EVEN_C, it + 1 < hi, True)
         else:
-            iw = iw0 + tw
-            ok = m_ok & (iw >= 0) & (iw < W)
-            if RANK >= 2:
-                ih = ih0 + th
-                ok = ok & (ih >= 0) & (ih < H)
-                if RANK == 3:
-                    idd = id0 + td
-                    ok = ok & (idd >= 0) & (idd < D)
-        toff = (td * H + th) * W + tw
-        ic = c0 + offs_k
-        if CL:
-            a_ptrs = xb + (row0 + toff * Cin)[:, None] + ic[None, :]
-        else:
-            a_ptrs = xb + ic[None, :] * S + (row0 + toff)[:, None]
-        b_ptrs = wb + tap * tap_stride + c0
-        if EVEN_C:
-            a = tl.load(a_ptrs, mask=ok[:, None], other=0.0)
-            bt = tl.load(b_ptrs)
-        else:
-            kok = ic < cin_g
-            a = tl.load(a_ptrs, mask=ok[:, None] & kok[None, :], other=0.0)
-            bt = tl.load(b_ptrs, mask=kok[:, None], other=0.0)
+            # (written out, not through _a_tile, and from the step number rather than carried:
+            # either costs fp32's cp.async path about 30 SASS instructions a step, or 12 more
+            # registers, past the 128 that let two programs of 8 warps share an SM)
+            tap = it // ncb
+            c0 = (it - tap * ncb) * BK
+            tw = tap % KW
+            th = (tap // KW) % KH
+            td = tap // (KW * KH)
+            if NT <= 32:
+                ok = ((bits >> tap) & 1) != 0
+            else:
+                iw = iw0 + tw
+                ok = m_ok & (iw >= 0) & (iw < W)
+                if RANK >= 2:
+                    ih = ih0 + th
+                    ok = ok & (ih >= 0) & (ih < H)
+                    if RANK == 3:
+                        idd = id0 + td
+                        ok = ok & (idd >= 0) & (idd < D)
+            toff = (td * H + th) * W + tw
+            ic = c0 + offs_k
+            if CL:
+                a_ptrs = xb + (row0 + toff * Cin)[:, None] + ic[None, :]
+            else:
+                a_ptrs = xb + ic[None, :] * S + (row0 + toff)[:, None]
+            b_ptrs = wb + tap * tap_stride + c0
+            if EVEN_C:
+                a = tl.load(a_ptrs, mask=ok[:, None], other=0.0)
+                bt = tl.load(b_ptrs)
+            else:
+                kok = ic < cin_g
+                a = tl.load(a_ptrs, mask=ok[:, None] & kok[None, :], other=0.0)
+                bt = tl.load(b_ptrs, mask=kok[:, None], other=0.0)
         acc = tl.dot(a, bt, acc, input_precision="tf32")
+        if PF:
+            tap = tap_n
+            c0 = c0_n
 
     o_off = (b.to(tl.int64) * Cout + g * cout_g) * M + offs_n[None, :] * M + offs_m[:, None]
     o_mask = m_ok[:, None] & (offs_n[None, :] < cout_g)

@@ -2,7 +2,8 @@
 interpreter (TRITON_INTERPRET=1, no GPU) on small odd-sized 1-D, 2-D and 3-D cases against a
 float64 numpy cross-correlation: strides 1-3, padding 0-2, groups 1-4, kernel sizes 1-4, channel
 counts that BK does not divide, edge tiles in m and n, both input layouts (CL 0 and 1), fp32 and
-fp16, split over the K steps (SPLIT: fp32 partials, then the reduction), launched as
+fp16, split over the K steps (SPLIT: fp32 partials, then the reduction), with the next step's
+A tile prefetched through registers (PF), launched as
 conv_triton.lua's plan launches them (weight transposed to (taps, Cout, Cin_g), the input to
 channels-last when CL, the same grid). Prints one line per case; exits 1 on any
 mismatch, 77 when triton or numpy does not import (TB_REQUIRE_TRITON set: 1).
@@ -73,7 +74,7 @@ def reference(x, w, stride, pad, groups):
 def cdiv(a, b): return (a + b - 1) // b
 
 
-def run(x, w, stride, pad, groups, BM, BN, BK, CL, SPLIT=1):
+def run(x, w, stride, pad, groups, BM, BN, BK, CL, SPLIT=1, PF=False):
     """conv_triton.lua's plan in numpy and the interpreter."""
     rank = x.ndim - 2
     B, Cin = x.shape[:2]
@@ -99,7 +100,7 @@ def run(x, w, stride, pad, groups, BM, BN, BK, CL, SPLIT=1):
     grid = (cdiv(M, BM) * cdiv(cout_g, BN), B * groups, SPLIT)
     ct.conv_kernel[grid](Host(src), Host(wt), Host(out), Host(ws), Cin, Cout, cin_g, cout_g, groups, sp[0], sp[1],
                          sp[2], outs[0], outs[1], outs[2], stride, pad, n_out, RANK=rank, KD=ks[0], KH=ks[1], KW=ks[2],
-                         BM=BM, BN=BN, BK=BK, CL=CL, EVEN_C=cin_g % BK == 0, SPLIT=SPLIT)
+                         BM=BM, BN=BN, BK=BK, CL=CL, EVEN_C=cin_g % BK == 0, SPLIT=SPLIT, PF=PF)
     if SPLIT > 1:
         ct.conv_splitk_reduce_kernel[(cdiv(n_out, 64),)](Host(ws), Host(out), n_out, SPLIT=SPLIT, BLOCK=64)
     return out.reshape((B, Cout) + tuple(outs[3 - rank:]))
@@ -121,23 +122,26 @@ CASES = [
 ]
 
 failures = 0
-# every case in both dtypes and layouts, then split over the K steps (SPLIT 3: uneven shares,
-# and more splits than steps where a case has fewer than 3)
-RUNS = [(c, dtype, CL, 1) for c, dtype, CL in itertools.product(CASES, (np.float32, np.float16), (False, True))]
-RUNS += [(c, np.float16, True, 3) for c in CASES]
-for (rank, B, Cin, Cout, spatial, k, stride, pad, groups, BM, BN, BK), dtype, CL, SPLIT in RUNS:
+# every case in both layouts, fp32 and fp16 (fp16 as given with the register prefetch PF, as the
+# plan runs it); then split over the K steps (SPLIT 3: uneven shares, and more splits than steps
+# where a case has fewer than 3; SPLIT 2 with PF: a prefetch past each share's last step)
+RUNS = []
+for c in CASES:
+    RUNS += [(c, np.float32, False, 1, False), (c, np.float32, True, 1, False), (c, np.float16, True, 1, False),
+             (c, np.float16, False, 1, True), (c, np.float16, True, 3, False), (c, np.float16, False, 2, True)]
+for (rank, B, Cin, Cout, spatial, k, stride, pad, groups, BM, BN, BK), dtype, CL, SPLIT, PF in RUNS:
     rng = np.random.default_rng(hash((rank, Cin, Cout, spatial, k)) & 0xffff)
     x = rng.standard_normal((B, Cin) + spatial).astype(dtype)
     w = rng.standard_normal((Cout, Cin // groups) + (k,) * rank).astype(dtype)
     ref = reference(x, w, stride, pad, groups)
-    got = run(x, w, stride, pad, groups, BM, BN, BK, CL, SPLIT).astype(np.float64)
+    got = run(x, w, stride, pad, groups, BM, BN, BK, CL, SPLIT, PF).astype(np.float64)
     # fp32: the interpreter's dot is fp32 (TF32 only on the GPU); fp16: one rounding of the output
     tol = 1e-4 if dtype == np.float32 else 2e-3
     err = np.abs(got - ref) - tol * (1 + np.abs(ref))
     ok = got.shape == ref.shape and np.all(err <= 0)
     name = "rank %d x%s w%s stride %d pad %d groups %d tiles %dx%dx%d %s CL %d SPLIT %d" % (
         rank, (B, Cin) + spatial, (Cout, Cin // groups) + (k,) * rank, stride, pad, groups, BM, BN, BK,
-        np.dtype(dtype).name, CL, SPLIT)
+        np.dtype(dtype).name, CL, SPLIT) + (" PF" if PF else "")
     if ok:
         print("ok   " + name)
     else:

@@ -36,40 +36,45 @@ end
 
 describe("conv_triton.tiles", function()
   local cfg = ct.DEFAULT
-  it("takes the group's channels as BN, 64 (2-byte) or 32 (fp32) channels a step, channels-last for fp16 only", function()
-    local c = case(2, "fp16")
-    local t = require("conv").dims(c, 2)
-    assert.same({ 128, 128, 64, true, 1 }, { ct.tiles(c, t, cfg, 132) })
-    c = case(2, "fp32")
-    assert.same({ 128, 128, 32, false, 1 }, { ct.tiles(c, require("conv").dims(c, 2), cfg, 132) })
+  local function tiles(c, rank, sms, over)
+    local conf = {}
+    for k, v in pairs(cfg) do conf[k] = v end
+    for k, v in pairs(over or {}) do conf[k] = v end
+    local r = ct.tiles(c, require("conv").dims(c, rank), conf, sms or 132)
+    return { r.bm, r.bn, r.bk, r.cl, r.pf, r.split, r.warps }
+  end
+  it("2-D / 3-D fp16: channels-last, 64 channels a step; fp32 as given, 32; BN the group's", function()
+    assert.same({ 128, 128, 64, true, false, 1, 8 }, tiles(case(2, "fp16"), 2))
+    assert.same({ 128, 128, 32, false, false, 1, 8 }, tiles(case(2, "fp32"), 2))
+    assert.same({ 256, 64, 64, true, false, 1, 8 }, tiles(case(3, "fp16"), 3)) -- 256 tiles of 256
   end)
-  it("takes 256 positions where BN is 64, and fewer where the tiles would not fill the SMs", function()
-    local c = case(3, "fp16") -- 32 x 64 x 64 positions, 64 channels: 256 tiles of 256
-    assert.same({ 256, 64, 64, true, 1 }, { ct.tiles(c, require("conv").dims(c, 3), cfg, 132) })
-    c = case(3, "fp16", { H = 16, D = 8 }) -- 2048 positions: 16 tiles of 128, 32 of 64
-    assert.equal(64, (ct.tiles(c, require("conv").dims(c, 3), cfg, 132)))
-    c = case(2, "fp16", { H = 128 }) -- 16384 positions: 128 tiles of 128, one short of a wave
-    assert.equal(64, (ct.tiles(c, require("conv").dims(c, 2), cfg, 132)))
-    assert.equal(128, (ct.tiles(c, require("conv").dims(c, 2), cfg, 100)))
+  it("1-D fp16: as given through registers (PF), 64 positions on 4 warps", function()
+    assert.same({ 64, 128, 64, false, true, 1, 4 }, tiles(case(1, "fp16"), 1))
+    assert.same({ 128, 128, 32, false, false, 1, 8 }, tiles(case(1, "fp32"), 1))
+    -- channels-last asked for: no prefetch
+    assert.same({ 128, 128, 64, true, false, 1, 8 }, tiles(case(1, "fp16"), 1, 132, { CL = 1 }))
+  end)
+  it("takes fewer positions where the tiles would not fill the SMs", function()
+    assert.equal(64, tiles(case(3, "fp16", { H = 16, D = 8 }), 3)[1]) -- 2048 positions: 16 tiles of 128, 32 of 64
+    assert.equal(64, tiles(case(2, "fp16", { H = 128 }), 2)[1]) -- 16384 positions: 128 tiles of 128
+    assert.equal(128, tiles(case(2, "fp16", { H = 128 }), 2, 100)[1])
   end)
   it("narrows BN and BK to small groups (at least 16, tl.dot's K)", function()
-    local c = case(2, "fp16", { groups = 16 }) -- 8 channels a group
-    local _, bn, bk = ct.tiles(c, require("conv").dims(c, 2), cfg, 132)
-    assert.same({ 16, 16 }, { bn, bk })
+    local r = tiles(case(2, "fp16", { groups = 16 }), 2) -- 8 channels a group
+    assert.same({ 16, 16 }, { r[2], r[3] })
   end)
   it("keeps explicit values", function()
-    local c = case(1, "fp16")
-    local t = require("conv").dims(c, 1)
-    assert.same({ 64, 64, 32, false, 3 }, { ct.tiles(c, t, { BM = 64, BN = 64, BK = 32, CL = 0, SPLIT = 3 }, 132) })
+    assert.same({ 64, 64, 32, false, true, 3, 8 },
+      tiles(case(1, "fp16"), 1, 132, { BM = 64, BN = 64, BK = 32, CL = 0, SPLIT = 3, num_warps = 8 }))
   end)
   it("splits the K steps only where the tiles fill at most half the SMs, keeping 2 steps a split", function()
-    local function split(c, rank) return select(5, ct.tiles(c, require("conv").dims(c, rank), cfg, 132)) end
+    local function split(c, rank) return tiles(c, rank)[6] end
     assert.equal(9, split(case(2, "fp16", { H = 16 }), 2)) -- 4 tiles of 64, 18 steps
     assert.equal(4, split(case(2, "fp16", { H = 48 }), 2)) -- 36 tiles
     assert.equal(3, split(case(2, "fp16", { H = 64 }), 2)) -- 64 tiles
     assert.equal(1, split(case(2, "fp16", { H = 80 }), 2)) -- 100 tiles of 64: more than half a wave
     assert.equal(1, split(case(2, "fp16", { H = 96 }), 2)) -- 144 tiles
-    assert.equal(1, split(case(1, "fp16", { L = 64, kernel_size = 1, padding = 0 }), 1)) -- 2 steps: 1 split of 2
+    assert.equal(1, split(case(1, "fp16", { L = 64, kernel_size = 1, padding = 0 }), 1)) -- 2 steps: 1 a split at most
     assert.equal(13, split(case(3, "fp16", { H = 16, D = 2 }), 3)) -- 8 tiles, 27 steps: 17 would fill the SMs
   end)
 end)
@@ -83,6 +88,11 @@ describe("conv_triton.implementation", function()
     assert.is_false(impl.valid(c, { BM = 256, BN = 128, BK = 32, CL = 0, num_warps = 4, num_stages = 3 })) -- 256 a thread
     assert.is_false(ct.implementation(3).valid(case(3, "fp16"), { BM = 128, BN = 128, BK = 64, CL = 1, num_warps = 8,
                                                                    num_stages = 3 })) -- 64 channels
+    -- PF: the prefetched A tile counts too (64 + 16 registers; 128 + 32)
+    local one, f16 = ct.implementation(1), case(1, "fp16")
+    assert.is_true(one.valid(f16, { BM = 64, BN = 128, BK = 64, CL = 0, num_warps = 4, num_stages = 4 }))
+    assert.is_false(one.valid(f16, { BM = 128, BN = 128, BK = 64, CL = 0, num_warps = 4, num_stages = 3 }))
+    assert.is_true(one.valid(f16, { BM = 128, BN = 128, BK = 64, CL = 1, num_warps = 4, num_stages = 3 }))
   end)
   it("refuses slabs past int32 offsets and grids past 65535 in y, with the reason", function()
     local impl = ct.implementation(1)
@@ -109,8 +119,9 @@ describe("conv_triton.implementation", function()
     assert.equal(l[1].args.dst, k.args.wt)
     assert.equal(outs.out, k.args.out)
     assert.same({ 320 * 320 // 128, 1, 1 }, k.grid)
-    assert.same({ RANK = 2, KD = 1, KH = 3, KW = 3, BM = 128, BN = 128, BK = 64, CL = true, EVEN_C = true, SPLIT = 1 },
-      k.constexprs)
+    assert.same({ RANK = 2, KD = 1, KH = 3, KW = 3, BM = 128, BN = 128, BK = 64, CL = true, EVEN_C = true, SPLIT = 1,
+                  PF = false }, k.constexprs)
+    assert.equal(8, k.num_warps)
     assert.same({ 1, 320, 320, 1, 320, 320, 1, 1 }, { k.args.D.i32, k.args.H.i32, k.args.W.i32, k.args.OD.i32,
       k.args.OH.i32, k.args.OW.i32, k.args.stride.i32, k.args.pad.i32 })
   end)
@@ -128,6 +139,14 @@ describe("conv_triton.implementation", function()
     assert.equal(outs.out, r.args.out)
     assert.same({ 32 }, r.grid)
     assert.equal(9, r.constexprs.SPLIT)
+  end)
+  it("reads 1-D fp16 as given (two launches), prefetching through registers on 4 warps", function()
+    local l, ins = plan(1, case(1, "fp16"))
+    assert.equal(2, #l)
+    local k = l[2]
+    assert.equal(ins.input, k.args.x)
+    assert.same({ true, false, 64, 4 }, { k.constexprs.PF, k.constexprs.CL, k.constexprs.BM, k.num_warps })
+    assert.same({ 131072 // 64, 1, 1 }, k.grid)
   end)
   it("reads fp32 as given (two launches) and puts batch x groups on grid y", function()
     local l, ins = plan(1, case(1, "fp32", { groups = 4, batch = 3, L = 1000, stride = 2 }))
