@@ -119,16 +119,6 @@ function M.format_number(v, digits)
   return string.format("%." .. (digits or 6) .. "g", v)
 end
 
--- The shortest decimal that reads back as the same double (JSON, provenance).
-function M.format_exact(v)
-  if math.type(v) == "integer" then return string.format("%d", v) end
-  for prec = 15, 17 do
-    local s = string.format("%." .. prec .. "g", v)
-    if tonumber(s) == v then return s end
-  end
-  return string.format("%.17g", v)
-end
-
 -- ---- dtypes ---------------------------------------------------------------------------------
 -- Names, aliases (TileBench's labels, PyTorch's names) and sizes live in one table in C
 -- (host/tb_dtype.c, tb.dtype); these are the lookups the Lua layer uses over it.

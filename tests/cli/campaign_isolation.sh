@@ -46,15 +46,7 @@ TILEBENCH_RESULTS_DIR="$work/full" TB_FAKE_SLEEP=0.05 "$TB" run --operator $ops 
 TILEBENCH_RESULTS_DIR="$work/part" TB_FAKE_SLEEP=0.7 TB_FAKE_MARK=$$ "$TB" run --operator $ops --gpu fake --quiet \
   >"$work/part.out" 2>&1 &
 pid=$!
-for _ in $(seq 1 100); do
-  j=$(ls "$work"/part/fake/runs/*/journal.jsonl 2>/dev/null | head -1)
-  [ -n "$j" ] && [ "$(wc -l <"$j")" -ge 5 ] && break
-  sleep 0.1
-done
-kill -KILL $pid
-wait $pid 2>/dev/null
-j=$(ls "$work"/part/fake/runs/*/journal.jsonl | head -1)
-lines=$(wc -l <"$j")
+kill_partway "$work/part" 5 100 # sets j, lines
 check "killed part-way ($lines journal lines of 19)" test "$lines" -ge 3 -a "$lines" -lt 19
 sleep 0.3
 left=$(grep -l "TB_FAKE_MARK=$$" /proc/[0-9]*/environ 2>/dev/null | wc -l)

@@ -64,15 +64,7 @@ check "the loss is said on the run's output" grep -q "device 1" "$work/three.out
 TILEBENCH_RESULTS_DIR="$work/part" TB_FAKE_SLEEP=0.6 "$TB" run --operator $ops --gpu fake --quiet --devices 0,1 \
   >"$work/part.out" 2>&1 &
 pid=$!
-for _ in $(seq 1 150); do
-  j=$(ls "$work"/part/fake/runs/*/journal.jsonl 2>/dev/null | head -1)
-  [ -n "$j" ] && [ "$(wc -l <"$j")" -ge 5 ] && break
-  sleep 0.1
-done
-kill -KILL $pid
-wait $pid 2>/dev/null
-j=$(ls "$work"/part/fake/runs/*/journal.jsonl | head -1)
-lines=$(wc -l <"$j")
+kill_partway "$work/part" 5 150 # sets j, lines
 check "killed part-way ($lines journal lines of 19)" test "$lines" -ge 3 -a "$lines" -lt 19
 id=$(sed -n 's/^run \([^ :]*\).*/\1/p' "$work/part.out" | head -1)
 TILEBENCH_RESULTS_DIR="$work/part" "$TB" run --resume "$id" --quiet --devices 1,0 >"$work/resume.out" 2>&1
