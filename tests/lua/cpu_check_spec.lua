@@ -58,6 +58,12 @@ describe("cpu_check families", function()
       assert.is_function(f[k[1]].extra[k[2]], k[2])
     end
     assert.is_function(f.attention.compile_extra.block_sparse_attention)
+    -- the convolutions: triton's default on every case, a spread of its space at two (helper convtri)
+    for _, n in ipairs({ "1d_conv", "2d_conv", "3d_conv" }) do
+      assert.is_true(f.stencil.triton_default[n], n)
+      assert.is_function(f.stencil.extra[n], n)
+      assert.is_function(f.stencil.compile_extra[n], n)
+    end
     assert.same({ { M = 4, N = 5003 } }, f.reduction.cases.argmax.compile_params)
     assert.equals(3, f.matmul.rerun.streamk_matmul)
   end)

@@ -2,7 +2,9 @@
 -- windows (docs/STENCILS.md): jacobi_stencil_2d bit for bit, gaussian_blur with its generated
 -- kernel checked, 2d_max_pooling with planted NaN and -inf; each also in its triton default. The
 -- convolutions 1d_conv, 2d_conv and 3d_conv (docs/CONV.md) against a double-precision CPU sum on
--- odd sizes, strides 1 and 2, padding 0 to 2, kernels 3 and 5, groups 1 to 4.
+-- odd sizes, strides 1 and 2, padding 0 to 2, kernels 3 and 5, groups 1 to 4; each also in its
+-- triton default (at these sizes mostly split over the K steps: SPLIT) and, at two cases, a spread
+-- of the triton space (both input layouts, the fp16 register prefetch, BM 64 to 256).
 -- The table it returns is described in cpu_check/common.lua.
 local C = require("cpu_check.common")
 local context = require("tilebench.context")
@@ -267,10 +269,52 @@ CASES["3d_conv"] = { dtypes = { "fp16", "fp32" }, cpu_tol = { 1e-3, 1e-3 }, para
   -- padding 2 (outputs larger than the input), vector rows
   conv_case { in_channels = 16, out_channels = 16, D = 4, H = 12, W = 16, kernel_size = 3, stride = 1, padding = 2 } } }
 
+-- The convolutions' triton space beyond its default (which every case above runs): a spread of
+-- its candidates (C.configs_to_try: the default and every k-th valid one) at an odd case with
+-- groups and the grid's channels, both dtypes, where triton imports.
+local CONV_SPREAD = { ["1d_conv"] = { 1, 4 }, ["2d_conv"] = { 1, 4 }, ["3d_conv"] = { 1, 3 } }
+local function conv_triton_spread(op)
+  local where = op.name .. " triton spread"
+  if not require("tilebench.triton").available() then
+    print(where .. ": triton does not import here; skipped")
+    return
+  end
+  for _, dtype in ipairs(CASES[op.name].dtypes) do
+    for _, i in ipairs(CONV_SPREAD[op.name]) do
+      local params = CASES[op.name].params[i]
+      local c = { params = params, dtype = dtype, index = 1, id = C.case_id(params) }
+      local w = string.format("%s %s %s", where, dtype, c.id)
+      local ctx <close> = context.new(op, c)
+      local ins = op.module.inputs(c, ctx)
+      local refs = op.module.outputs(c, ins, ctx)
+      op.module.reference(c, ins, refs, ctx):run()
+      check_impls(op, c, ctx, ins, refs, w, { "triton" })
+      print(string.format("ok  %s", w))
+    end
+  end
+end
+
+-- conv_triton_spread's kernels, for --compile-only (where triton imports).
+local function compile_conv_triton_spread(op, compile)
+  if not require("tilebench.triton").available() then return end
+  for _, dtype in ipairs(CASES[op.name].dtypes) do
+    for _, i in ipairs(CONV_SPREAD[op.name]) do
+      local params = CASES[op.name].params[i]
+      local c = { params = params, dtype = dtype, index = 1, id = C.case_id(params) }
+      for _, cfg in ipairs(C.configs_to_try(op.module.implementations.triton, c)) do
+        compile({ op = op, case = c, dtype = dtype, impl = "triton", cfg = cfg })
+      end
+    end
+  end
+end
+
 local ORDER = { "jacobi_stencil_2d", "gaussian_blur", "2d_max_pooling", "1d_conv", "2d_conv", "3d_conv" }
-local TRITON_DEFAULT = { jacobi_stencil_2d = true, gaussian_blur = true, ["2d_max_pooling"] = true }
-local EXTRA = { ["2d_max_pooling"] = check_pool_nan }
-local COMPILE_EXTRA = {}
+local TRITON_DEFAULT = { jacobi_stencil_2d = true, gaussian_blur = true, ["2d_max_pooling"] = true,
+                         ["1d_conv"] = true, ["2d_conv"] = true, ["3d_conv"] = true }
+local EXTRA = { ["2d_max_pooling"] = check_pool_nan, ["1d_conv"] = conv_triton_spread,
+                ["2d_conv"] = conv_triton_spread, ["3d_conv"] = conv_triton_spread }
+local COMPILE_EXTRA = { ["1d_conv"] = compile_conv_triton_spread, ["2d_conv"] = compile_conv_triton_spread,
+                        ["3d_conv"] = compile_conv_triton_spread }
 
 return { order = ORDER, cpu = cpu, cases = CASES, triton_default = TRITON_DEFAULT, extra = EXTRA,
          compile_extra = COMPILE_EXTRA }
