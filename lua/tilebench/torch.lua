@@ -11,15 +11,13 @@
 --   torch.implementation(name, dir) -> an implementation table (supports, plan), or nil
 --   torch.versions_for(impls)       -> {python, torch, torch_cuda} | {error} | nil (no torch in impls)
 local json = require("tilebench.json")
+local util = require("tilebench.util")
 
 local M = { NAME = "torch" }
 
 function M.file(name, dir)
   local path = dir .. "/" .. name .. "_torch.py"
-  local f = io.open(path, "r")
-  if not f then return nil end
-  f:close()
-  return path
+  return util.file_exists(path) and path or nil
 end
 
 local probed -- {ok, reason, info}: Python and torch are asked once per process

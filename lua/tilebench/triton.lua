@@ -36,14 +36,6 @@ local PACK = { i32 = "i32", i64 = "i64", u32 = "u32", u64 = "u64", fp32 = "f32",
 
 function M.driver() return TILEBENCH_HOME .. "/host/python/tb_triton.py" end
 
-function M.file(name, dir)
-  local path = dir .. "/" .. name .. "_triton.py"
-  local f = io.open(path, "r")
-  if not f then return nil end
-  f:close()
-  return path
-end
-
 local probed -- {ok, version or reason}
 function M.available()
   if not probed then
