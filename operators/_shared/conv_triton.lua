@@ -19,7 +19,9 @@ local M = {}
 --   BK  input channels a step; 0 = 64 for 2-byte dtypes, 32 for fp32 (128 bytes a row), at most
 --       the group's as a power of two, at least 16 (tl.dot's K);
 --   CL  1: the input transposed to channels-last first, 0: read as given; -1 = 0 for fp32 and
---       for 1-D, 1 for 2-byte dtypes in 2-D and 3-D. As given, a tap shifts the positions by one
+--       for 1-D, 1 for 2-byte dtypes in 2-D and 3-D where 64-position tiles fill the SMs (below
+--       that the transpose's launch costs more than the register path: 2-D H <= 80, 3-D H = 16
+--       of the grid read as given). As given, a tap shifts the positions by one
 --       element (no alignment known). fp32 tiles then go by 4-byte cp.async straight into shared
 --       memory, K-major, pipelined (200 SASS instructions a 128 x 128 x 32 step): no transpose
 --       needed. 2-byte tiles cannot (no cp.async moves 2 bytes): they go through registers, a
@@ -57,12 +59,12 @@ function M.tiles(case, t, cfg, sms)
   local r = {}
   r.bn = cfg.BN > 0 and cfg.BN or math.max(16, math.min(128, pow2_at_least(t.cout // t.groups)))
   r.bk = cfg.BK > 0 and cfg.BK or math.max(16, math.min(size >= 4 and 32 or 64, pow2_at_least(t.cin // t.groups)))
-  local cl = cfg.CL
-  if cl < 0 then cl = (size < 4 and t.rank >= 2) and 1 or 0 end
-  r.cl = cl == 1
-  r.pf = not r.cl and size < 4
   local m = t.out[1] * t.out[2] * t.out[3]
   local n_tiles = t.b * t.groups * ((t.cout // t.groups + r.bn - 1) // r.bn)
+  local cl = cfg.CL
+  if cl < 0 then cl = (size < 4 and t.rank >= 2 and n_tiles * m > 64 * sms) and 1 or 0 end
+  r.cl = cl == 1
+  r.pf = not r.cl and size < 4
   r.bm = cfg.BM
   if r.bm == 0 then
     local choices = r.pf and { 64 } or (r.bn <= 64 and { 256, 128, 64 } or { 128, 64 })

@@ -58,6 +58,13 @@ describe("conv_triton.tiles", function()
     assert.equal(64, tiles(case(3, "fp16", { H = 16, D = 8 }), 3)[1]) -- 2048 positions: 16 tiles of 128, 32 of 64
     assert.equal(64, tiles(case(2, "fp16", { H = 128 }), 2)[1]) -- 16384 positions: 128 tiles of 128
     assert.equal(128, tiles(case(2, "fp16", { H = 128 }), 2, 100)[1])
+    assert.equal(64, tiles(case(3, "fp32", { H = 16, D = 8 }), 3)[1])
+  end)
+  it("reads small 2-D / 3-D fp16 cases as given (PF) where 64-position tiles would not fill the SMs", function()
+    assert.same({ 64, 128, 64, false, true }, { table.unpack(tiles(case(2, "fp16", { H = 80 }), 2), 1, 5) }) -- 6400
+    assert.same({ 64, 128, 64, true, false }, { table.unpack(tiles(case(2, "fp16", { H = 96 }), 2), 1, 5) }) -- 9216
+    assert.same({ 64, 64, 64, false, true }, { table.unpack(tiles(case(3, "fp16", { H = 16, D = 32 }), 3), 1, 5) })
+    assert.same({ 128, 64, 64, true, false }, { table.unpack(tiles(case(3, "fp16", { H = 32, D = 32 }), 3), 1, 5) })
   end)
   it("narrows BN and BK to small groups (at least 16, tl.dot's K)", function()
     local r = tiles(case(2, "fp16", { groups = 16 }), 2) -- 8 channels a group
@@ -125,10 +132,12 @@ describe("conv_triton.implementation", function()
     assert.same({ 1, 320, 320, 1, 320, 320, 1, 1 }, { k.args.D.i32, k.args.H.i32, k.args.W.i32, k.args.OD.i32,
       k.args.OH.i32, k.args.OW.i32, k.args.stride.i32, k.args.pad.i32 })
   end)
-  it("splits small cases over grid z into fp32 partials and sums them in a fourth launch", function()
-    local l, _, outs = plan(2, case(2, "fp16", { H = 16 }))
-    assert.equal(4, #l)
-    local k, r = l[3], l[4]
+  it("splits small cases over grid z into fp32 partials and sums them in a last launch", function()
+    local l, ins, outs = plan(2, case(2, "fp16", { H = 16 })) -- read as given (PF): no input transpose
+    assert.equal(3, #l)
+    local k, r = l[2], l[3]
+    assert.equal(ins.input, k.args.x)
+    assert.is_true(k.constexprs.PF)
     assert.same({ 4, 1, 9 }, k.grid)
     assert.equal(9, k.constexprs.SPLIT)
     assert.same({ 9 * 128 * 256 }, k.args.ws.shape)
