@@ -98,10 +98,9 @@ local function geometry(t, dtype, cfg, sms, limit)
     local rawc0 = g.rh * g.rv * g.ve
     local rawc = rawc0 + (40 - rawc0 % 32) % 32
     g.vecload = t.sp[3] % g.ve == 0 and 1 or 0
-    g.vecstore = (t.out[3] % g.ve == 0 and g.tw % g.ve == 0) and 1 or 0
     local bc, rsb = cfg.BCB // es, cfg.BCB + 16
     local stage = t.k[2] * t.k[3] * bm * rsb + (g.vecload == 1 and bc * rawc * es or 0)
-    local function smem(st) return math.max(st * stage + g.rh * g.rw * rsb, bm * (bn * es + 16)) end
+    local function smem(st) return st * stage + g.rh * g.rw * rsb end
     g.stages = cfg.STAGES
     if g.stages == 0 then -- as many as fit, 4 at most
       g.stages = 4
@@ -174,22 +173,31 @@ function M.cuda(rank)
       local ocp, icp = ctx.cdiv(cout_g, g.bm) * g.bm, ctx.cdiv(cin_g, g.bc) * g.bc
       local defs = { DT = case.dtype == "fp16" and 1 or 0, BM = g.bm, WARPS = cfg.WARPS, TH = g.th, TW = g.tw,
                      KD = t.k[1], KH = t.k[2], KW = t.k[3], S = t.stride, BCB = cfg.BCB, STAGES = g.stages,
-                     VECLOAD = g.vecload, VECSTORE = g.vecstore }
+                     VECLOAD = g.vecload }
       local prep = ctx:kernel("conv_igemm.cu", "conv_wprep", defs)
       local main = ctx:kernel("conv_igemm.cu", "conv_igemm", defs)
       local nwr = t.groups * ntaps * ocp * icp
       local wr = ctx.empty({ nwr }, case.dtype)
       local ntx, nty = ctx.cdiv(t.out[3], g.tw), ctx.cdiv(t.out[2], g.th)
+      local ntiles = t.groups * (ocp // g.bm) * t.b * t.out[1] * nty * ntx
+      -- persistent CTAs: as many as are resident at once (shared memory, and registers: ptxas gives
+      -- a 64 x 64 warp tile about 250, 64 x 32 about 185, 64 x 16 about 135 a thread)
+      local threads = cfg.WARPS * 32
+      local regs = g.nf >= 8 and 256 or g.nf >= 4 and 192 or 136
+      local per_sm = math.max(1, math.min((ctx.props and ctx.props.smem_per_sm or 233472) // (g.smem + 1024),
+                                          65536 // (threads * regs), 2048 // threads))
+      local grid = math.min(ntiles, sm_count(ctx) * per_sm)
       local plan = ctx.plan {
         { fn = prep, grid = { ctx.cdiv(nwr, 256) }, block = { 256 },
           args = { ins.weight, wr, ctx.i32(t.groups), ctx.i32(cout_g), ctx.i32(cin_g), ctx.i32(ntaps), ctx.i32(ocp), ctx.i32(icp) } },
-        { fn = main, grid = { t.b * t.out[1] * nty * ntx, t.groups * (ocp // g.bm) }, block = { cfg.WARPS * 32 }, smem = g.smem,
+        { fn = main, grid = { grid }, block = { threads }, smem = g.smem,
           args = { ins.input, wr, outs.out, ctx.i32(t.b), ctx.i32(t.cin), ctx.i32(t.cout), ctx.i32(t.groups),
                    ctx.i32(t.sp[1]), ctx.i32(t.sp[2]), ctx.i32(t.sp[3]), ctx.i32(t.out[1]), ctx.i32(t.out[2]),
                    ctx.i32(t.out[3]), ctx.i32(t.pad[1]), ctx.i32(t.pad[2]), ctx.i32(t.pad[3]), ctx.i32(ocp),
-                   ctx.i32(icp), ctx.i32(ntx), ctx.i32(nty) } },
+                   ctx.i32(icp), ctx.i32(ntx), ctx.i32(nty), ctx.i64(ntiles) } },
       }
-      plan.note = string.format("tile %d x %d positions x %d channels, %d stages, %d B shared", g.th, g.tw, g.bm, g.stages, g.smem)
+      plan.note = string.format("tile %d x %d positions x %d channels, %d stages, %d B shared, %d CTAs over %d tiles",
+        g.th, g.tw, g.bm, g.stages, g.smem, grid, ntiles)
       return plan
     end,
   }

@@ -29,16 +29,22 @@
 // tolerance is atol 1e-1 / 5e-1, rtol 1e-2). Both read 32 bytes of K a step, fragments by
 // ldmatrix.x4 (for tf32, b16 pairs are the 32-bit elements: the same lane layout). Warps: WARPS_M
 // x WARPS_N, a warp tile of 64 (M) x NF * 8 (N).
-// Epilogue: accumulators -> shared memory (the output dtype) -> 16-byte stores along the output
-// rows (VECSTORE: OW and TW multiples of a vector), masked at the edges; element stores otherwise.
+// Persistent CTAs: each takes tiles blockIdx.x, + gridDim.x, ... (a channel block's tiles are
+// consecutive, so CTAs running together share weights in L2), and the cp.async pipeline runs
+// across a CTA's tiles: the next tile's first chunks are in flight during this one's last chunks
+// and its epilogue (one CTA an SM at the large tiles: nothing else would hide them).
+// Epilogue: straight from the accumulator fragments (the stage buffers stay in flight): a pair of
+// outputs a lane, one 4-byte (fp16) or 8-byte (fp32) store where OW is even, so a warp's store
+// covers 8 output rows x 16 / 32 contiguous bytes (L2 merges the sectors), masked at the edges.
 //
 // Defines: DT (1 fp16, 0 fp32), BM (64, 128), WARPS (4, 8), TH, TW, KD, KH, KW, S, BCB (bytes of K
-// a chunk: 32, 64), STAGES (>= 2), VECLOAD, VECSTORE (0/1).
+// a chunk: 32, 64), STAGES (>= 2), VECLOAD (0/1).
 // Kernels:
 //   conv_wprep(w, wr, G, cout_g, cin_g, ntaps, ocp, icp): the weights (Cout, Cin_g, taps) into
 //     Wr[G][taps][ocp][icp], zero-padded to whole BM / BC blocks, fp32 rounded to tf32.
-//   conv_igemm(in, wr, out, ...): grid (tiles over batch x OD x OH x OW, G x ocp / BM), block
-//     WARPS * 32, dynamic shared memory conv_igemm_smem (conv.lua computes the same).
+//   conv_igemm(in, wr, out, ..., ntiles): grid min(ntiles, resident CTAs), ntiles = (G x ocp / BM)
+//     x batch x OD x (OH / TH) x (OW / TW) rounded up; block WARPS * 32; dynamic shared memory
+//     STAGES x (As + raw) + Bs (conv.lua computes the same).
 #include "tb_mma16.cuh"
 
 #ifndef DT
@@ -71,7 +77,6 @@ typedef float ELEM;
 #define RAW_BYTES (VECLOAD ? BC * RAWC * ESIZE : 0)
 #define STAGE_BYTES (AS_BYTES + RAW_BYTES)
 #define BS_BYTES (RH * RW * RSB)
-#define CSR (BN * ESIZE + 16)         // bytes a row of the epilogue's output tile
 
 #if BM % 64 != 0 || WARPS % WARPS_M != 0 || NF < 2 || NF % 2 != 0 || BN % (16 * WARPS_N) != 0
 #error "conv_igemm: BM must be 64 or 128 and BN a multiple of 16 x WARPS_N"
@@ -224,35 +229,46 @@ __device__ __forceinline__ void transpose_chunk(unsigned char *bs, const unsigne
   }
 }
 
+// The tile (batch, plane, origin, group, channel block) of tile index `tile`.
+__device__ __forceinline__ Tile tile_of(long long tile, int ntx, int nty, int OD, int ntiles_xy, int mblocks, int PW) {
+  Tile t;
+  const long long xy = tile % ntiles_xy; // tiles of one channel block are consecutive: the same weights
+  const int mb = (int)(tile / ntiles_xy);
+  long long r = xy;
+  const int tx = (int)(r % ntx);
+  r /= ntx;
+  const int ty = (int)(r % nty);
+  r /= nty;
+  t.oz = (int)(r % OD);
+  t.b = (int)(r / OD);
+  t.oy0 = ty * TH;
+  t.ox0 = tx * TW;
+  t.g = mb / mblocks;
+  t.m0 = (mb % mblocks) * BM;
+  const int ix0 = t.ox0 * S - PW;
+  t.xa = ix0 >= 0 ? ix0 / VE * VE : -((-ix0 + VE - 1) / VE) * VE;
+  t.lead = ix0 - t.xa;
+  return t;
+}
+
+// Persistent: CTA c works on tiles c, c + gridDim.x, ...; the pipeline runs across its tiles (the
+// next tile's first chunks load during this one's last), and each tile's accumulators go straight
+// from registers to global memory (no shared memory: the stages stay in flight).
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 conv_igemm(const ELEM *__restrict__ in, const ELEM *__restrict__ wr, ELEM *__restrict__ out, int B, int Cin, int Cout,
            int G, int D, int H, int W, int OD, int OH, int OW, int PD, int PH, int PW, int ocp, int icp, int ntx,
-           int nty) {
+           int nty, long long ntiles) {
   extern __shared__ __align__(128) unsigned char smem[];
   unsigned char *bs = smem + STAGES * STAGE_BYTES;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wm = warp % WARPS_M, wn = warp / WARPS_M;
   const int cin_g = Cin / G, cout_g = Cout / G, ntaps = KD * NT2;
-
-  Tile t;
-  {
-    long long r = blockIdx.x;
-    const int tx = (int)(r % ntx);
-    r /= ntx;
-    const int ty = (int)(r % nty);
-    r /= nty;
-    t.oz = (int)(r % OD);
-    t.b = (int)(r / OD);
-    t.oy0 = ty * TH;
-    t.ox0 = tx * TW;
-    const int mblocks = ocp / BM;
-    t.g = blockIdx.y / mblocks;
-    t.m0 = (blockIdx.y % mblocks) * BM;
-    const int ix0 = t.ox0 * S - PW;
-    t.xa = ix0 >= 0 ? ix0 / VE * VE : -((-ix0 + VE - 1) / VE) * VE;
-    t.lead = ix0 - t.xa;
-  }
+  const int mblocks = ocp / BM;
+  const long long ntiles_xy = (long long)B * OD * nty * ntx;
   const int NIT = (icp / BC) * KD;
+  // this CTA's tiles and K chunks in all
+  const long long mine = blockIdx.x < ntiles ? (ntiles - 1 - blockIdx.x) / gridDim.x + 1 : 0;
+  const long long total = mine * NIT;
 
   // per lane: the Bs row of each n16 pair's position (ldmatrix row addresses), the As row offset
   const int mi = lane >> 3, r8 = lane & 7;
@@ -274,21 +290,28 @@ conv_igemm(const ELEM *__restrict__ in, const ELEM *__restrict__ wr, ELEM *__res
 
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < NIT) load_chunk(smem + s * STAGE_BYTES, in, wr, t, s, tid, Cin, cin_g, D, H, W, PD, PH, ocp, icp, ntaps);
+    if (s < total) {
+      const Tile tl = tile_of(blockIdx.x + (long long)(s / NIT) * gridDim.x, ntx, nty, OD, ntiles_xy, mblocks, PW);
+      load_chunk(smem + s * STAGE_BYTES, in, wr, tl, s % NIT, tid, Cin, cin_g, D, H, W, PD, PH, ocp, icp, ntaps);
+    }
     asm volatile("cp.async.commit_group;\n" ::);
   }
   const uint32_t bs_u = smem_u32(bs);
-  for (int it = 0; it < NIT; ++it) {
+  Tile t = tile_of(blockIdx.x, ntx, nty, OD, ntiles_xy, mblocks, PW);
+  int it = 0; // the chunk of tile t
+  for (long long git = 0; git < total; ++git) {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2));
-    __syncthreads(); // chunk it landed for every thread; every warp is done with chunk it - 1
+    __syncthreads(); // chunk git landed for every thread; every warp is done with chunk git - 1
     {
-      const int nx = it + STAGES - 1;
-      if (nx < NIT)
-        load_chunk(smem + (nx % STAGES) * STAGE_BYTES, in, wr, t, nx, tid, Cin, cin_g, D, H, W, PD, PH, ocp, icp,
-                   ntaps);
+      const long long nx = git + STAGES - 1;
+      if (nx < total) {
+        const Tile tl = tile_of(blockIdx.x + (nx / NIT) * gridDim.x, ntx, nty, OD, ntiles_xy, mblocks, PW);
+        load_chunk(smem + (int)(nx % STAGES) * STAGE_BYTES, in, wr, tl, (int)(nx % NIT), tid, Cin, cin_g, D, H, W,
+                   PD, PH, ocp, icp, ntaps);
+      }
       asm volatile("cp.async.commit_group;\n" ::);
     }
-    const unsigned char *st = smem + (it % STAGES) * STAGE_BYTES;
+    const unsigned char *st = smem + (int)(git % STAGES) * STAGE_BYTES;
     transpose_chunk(bs, st, in, t, it, tid, Cin, cin_g, D, H, W, PD, PH);
     __syncthreads();
     const uint32_t as_u = smem_u32(st);
@@ -312,47 +335,54 @@ conv_igemm(const ELEM *__restrict__ in, const ELEM *__restrict__ wr, ELEM *__res
           for (int j = 0; j < NF; ++j) mma_step(acc[i][j], af[i], bf[j][0], bf[j][1]);
       }
     }
+    if (++it == NIT) {
+      // the tile's outputs, from the fragments: acc[i][j][0..1] at row wm*64 + 16i + lane/4,
+      // columns wn*NF*8 + 8j + 2(lane%4) + {0,1}; [2..3] at row + 8. A pair is one 4-byte (fp16) /
+      // 8-byte (fp32) store where both are inside the output row and it is aligned (OW even); a
+      // warp's store covers 8 rows x 16 (32) contiguous bytes.
+      const long long oplane = (long long)OH * OW;
+      const long long obase = ((long long)t.b * Cout + (long long)t.g * cout_g + t.m0) * OD * oplane +
+                              (long long)t.oz * oplane;
+#pragma unroll
+      for (int j = 0; j < NF; ++j) {
+        const int n = wn * NF * 8 + j * 8 + (lane & 3) * 2;
+        const int oy = t.oy0 + n / TW, ox = t.ox0 + n % TW;
+        if (oy >= OH || ox >= OW) continue;
+        const bool pair = ox + 1 < OW && (OW & 1) == 0;
+        const long long pbase = obase + (long long)oy * OW + ox;
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int m = wm * 64 + i * 16 + (lane >> 2) + h * 8;
+            if (t.m0 + m >= cout_g) continue;
+            ELEM *dst = out + pbase + (long long)m * OD * oplane;
+            const float v0 = acc[i][j][2 * h], v1 = acc[i][j][2 * h + 1];
+#if DT == 1
+            const uint32_t pk = tb_pack_f16x2(v0, v1);
+            if (pair) *(uint32_t *)dst = pk;
+            else {
+              dst[0] = (ELEM)(pk & 0xffff);
+              if (ox + 1 < OW) dst[1] = (ELEM)(pk >> 16); // n + 1 is the next position of the row (TW even)
+            }
+#else
+            if (pair) *(float2 *)dst = make_float2(v0, v1);
+            else {
+              dst[0] = v0;
+              if (ox + 1 < OW) dst[1] = v1;
+            }
+#endif
+          }
+      }
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < NF; ++j)
+#pragma unroll
+          for (int r = 0; r < 4; ++r) acc[i][j][r] = 0.0f;
+      it = 0;
+      if (git + 1 < total) t = tile_of(blockIdx.x + ((git + 1) / NIT) * gridDim.x, ntx, nty, OD, ntiles_xy, mblocks, PW);
+    }
   }
   asm volatile("cp.async.wait_group 0;\n" ::);
-  __syncthreads(); // the stage buffers become the output tile
-
-  // accumulators -> cs [BM][BN] in the output dtype. Fragment: acc[i][j][0..1] at row
-  // wm*64 + 16i + lane/4, columns wn*NF*8 + 8j + 2(lane%4) + {0,1}; [2..3] at row + 8.
-  unsigned char *cs = smem;
-#pragma unroll
-  for (int i = 0; i < 4; ++i)
-#pragma unroll
-    for (int j = 0; j < NF; ++j)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int row = wm * 64 + i * 16 + (lane >> 2) + h * 8;
-        const int col = wn * NF * 8 + j * 8 + (lane & 3) * 2;
-#if DT == 1
-        *(uint32_t *)(cs + row * CSR + col * 2) = tb_pack_f16x2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
-#else
-        *(float2 *)(cs + row * CSR + col * 4) = make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
-#endif
-      }
-  __syncthreads();
-  const long long oplane = (long long)OH * OW;
-  const long long obase = ((long long)t.b * Cout + (long long)t.g * cout_g + t.m0) * OD * oplane +
-                          (long long)t.oz * oplane;
-#if VECSTORE
-  constexpr int NV = TW / VE, N = BM * TH * NV;
-  for (int i = tid; i < N; i += THREADS) {
-    const int v = i % NV, ty = (i / NV) % TH, m = i / (NV * TH);
-    const int oy = t.oy0 + ty, ox = t.ox0 + v * VE;
-    if (t.m0 + m < cout_g && oy < OH && ox < OW)
-      *(uint4 *)(out + obase + (long long)m * OD * oplane + (long long)oy * OW + ox) =
-          *(const uint4 *)(cs + m * CSR + (ty * TW + v * VE) * ESIZE);
-  }
-#else
-  constexpr int N = BM * BN;
-  for (int i = tid; i < N; i += THREADS) {
-    const int n = i % BN, m = i / BN;
-    const int oy = t.oy0 + n / TW, ox = t.ox0 + n % TW;
-    if (t.m0 + m < cout_g && oy < OH && ox < OW)
-      out[obase + (long long)m * OD * oplane + (long long)oy * OW + ox] = *(const ELEM *)(cs + m * CSR + n * ESIZE);
-  }
-#endif
 }
