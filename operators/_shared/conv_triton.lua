@@ -126,6 +126,9 @@ function M.implementation(rank)
       local stages = r.pf and cfg.num_stages * r.bk * r.bn + r.bm * r.bk or cfg.num_stages * (r.bm * r.bk + r.bk * r.bn)
       local threads = 32 * r.warps
       local regs = r.bm * r.bn // threads + (r.pf and r.bm * r.bk // threads // 2 or 0)
+      -- 3-D on 4 warps at BM 128 and 256 spills (ptxas: 255 registers and 16-152 bytes of stack, the
+      -- only spills among the 380 candidates of the grid's last cases): the 27 taps' row state
+      if t.rank == 3 and r.warps == 4 and r.bm >= 128 then return false end
       return stages * size_of(case.dtype) <= 227 * 1024 and regs <= 128
         and r.bn <= math.max(16, pow2_at_least(t.cout // t.groups))
         and r.bk <= math.max(16, pow2_at_least(t.cin // t.groups))
