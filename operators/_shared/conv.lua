@@ -62,11 +62,12 @@ end
 
 -- ---- `cuda`: conv_igemm.cu (docs/CONV.md) ------------------------------------------------------
 local SMEM_OPTIN = 232448 -- H100/H200 per-block limit; plans use ctx.props where they have it
+local SMEM_PER_SM = 233472
 local ESIZE = { fp16 = 2, fp32 = 4 }
 
 -- A configuration resolved for a case: BM 0 picks 128 output channels a CTA where a group has more
--- than 64 (else 64), BN 0 the largest of 256 / 128 / 64 positions a CTA that still gives every SM
--- a CTA (valid ones only), TW 0 a tile row of 16 positions where the output rows are that short,
+-- than 64 (else 64), BN 0 the one of 256 / 128 / 64 positions a CTA whose tiles finish first on the
+-- persistent grid (valid ones only), TW 0 a tile row of 16 positions where the output rows are that short,
 -- else 32 (2-D / 3-D; 1-D tiles are one row of BN), STAGES 0 as many stages as fit in shared
 -- memory (4 at most). Returns the kernel's numbers, or nil and why.
 local function geometry(t, dtype, cfg, sms, limit)
@@ -115,16 +116,26 @@ local function geometry(t, dtype, cfg, sms, limit)
     g.bc = bc
     -- registers: 4 x NF x 4 accumulators a thread; NF 16 (a 64 x 128 warp tile) would spill
     if g.nf > 8 then return nil, string.format("a warp tile of 64 x %d: more accumulators than registers", g.nf * 8) end
+    -- tiles, and the persistent CTAs resident at once (shared memory, and registers: ptxas gives a
+    -- 64 x 64 warp tile about 250 a thread, 64 x 32 about 185, 64 x 16 about 135)
+    g.ocp = (cout_g + bm - 1) // bm * bm
+    g.ntx, g.nty = (t.out[3] + g.tw - 1) // g.tw, (t.out[2] + g.th - 1) // g.th
+    g.ntiles = t.groups * (g.ocp // bm) * t.b * t.out[1] * g.nty * g.ntx
+    local threads = cfg.WARPS * 32
+    local regs = g.nf >= 8 and 256 or g.nf >= 4 and 192 or 136
+    g.per_sm = math.max(1, math.min(SMEM_PER_SM // (g.smem + 1024), 65536 // (threads * regs), 2048 // threads))
     return g
   end
   if cfg.BN ~= 0 then return shape(cfg.BN) end
-  local positions = t.b * t.out[1] * t.out[2] * t.out[3]
-  local best, why
+  -- BN 0: the tile that finishes first on the persistent grid, counting a tile as its positions
+  -- plus 32 (its weights, halo and pipeline start): rounds x (BN + 32); the larger BN on a tie
+  local best, why, cost
   for _, bn in ipairs({ 256, 128, 64 }) do
     local g, w = shape(bn)
     if g then
-      best = g
-      if positions // bn >= sms then break end
+      local rounds = (g.ntiles + sms * g.per_sm - 1) // (sms * g.per_sm)
+      local c = rounds * (bn + 32)
+      if not cost or c < cost then best, cost = g, c end
     else why = why or w end
   end
   if best then return best end
@@ -178,15 +189,9 @@ function M.cuda(rank)
       local main = ctx:kernel("conv_igemm.cu", "conv_igemm", defs)
       local nwr = t.groups * ntaps * ocp * icp
       local wr = ctx.empty({ nwr }, case.dtype)
-      local ntx, nty = ctx.cdiv(t.out[3], g.tw), ctx.cdiv(t.out[2], g.th)
-      local ntiles = t.groups * (ocp // g.bm) * t.b * t.out[1] * nty * ntx
-      -- persistent CTAs: as many as are resident at once (shared memory, and registers: ptxas gives
-      -- a 64 x 64 warp tile about 250, 64 x 32 about 185, 64 x 16 about 135 a thread)
+      local ntx, nty, ntiles = g.ntx, g.nty, g.ntiles
       local threads = cfg.WARPS * 32
-      local regs = g.nf >= 8 and 256 or g.nf >= 4 and 192 or 136
-      local per_sm = math.max(1, math.min((ctx.props and ctx.props.smem_per_sm or 233472) // (g.smem + 1024),
-                                          65536 // (threads * regs), 2048 // threads))
-      local grid = math.min(ntiles, sm_count(ctx) * per_sm)
+      local grid = math.min(ntiles, sm_count(ctx) * g.per_sm) -- persistent: the CTAs resident at once
       local plan = ctx.plan {
         { fn = prep, grid = { ctx.cdiv(nwr, 256) }, block = { 256 },
           args = { ins.weight, wr, ctx.i32(t.groups), ctx.i32(cout_g), ctx.i32(cin_g), ctx.i32(ntaps), ctx.i32(ocp), ctx.i32(icp) } },
