@@ -1,9 +1,9 @@
 -- conv_triton.lua (operators/_shared; `require("conv_triton")`): the convolutions' `triton`
 -- implementation (1d_conv, 2d_conv, 3d_conv; kernels in conv_triton.py beside this file,
 -- docs/CONV.md "`triton`"). M.implementation(rank) is the table an operator.lua puts under
--- `triton`. The plan is up to four launches, all timed: the weight to (taps, Cout, Cin_g)
--- (conv_transpose_kernel, 0.1-0.9 MB), with CL the input to channels-last (B, D H W, Cin) (the
--- same kernel), conv_kernel, an implicit GEMM on wgmma (fp32 in TF32, as cuDNN under PyTorch's
+-- `triton`. The plan is up to three launches, all timed: the weight to (taps, Cout, Cin_g)
+-- (conv_transpose_kernel, 0.1-0.9 MB; with CL conv_prep_kernel, which also writes the input
+-- channels-last, (B, D H W, Cin)), conv_kernel, an implicit GEMM on wgmma (fp32 in TF32, as cuDNN under PyTorch's
 -- defaults), and with SPLIT > 1 conv_splitk_reduce_kernel.
 local conv = require("conv")
 
@@ -146,11 +146,17 @@ function M.implementation(rank)
           constexprs = { TR = TT, TC = TT }, num_warps = 4, num_stages = 1 }
       end
       local wt = ctx.empty({ taps * t.cout * cin_g }, case.dtype)
-      local steps = { transpose(ins.weight, wt, t.cout * cin_g, taps, 1) }
-      local x = ins.input
-      if cl then
+      local x, steps = ins.input, nil
+      if cl then -- both transposes in one launch (conv_prep_kernel): one launch less to wait for
         x = ctx.empty({ t.b * t.cin * s }, case.dtype)
-        steps[2] = transpose(ins.input, x, t.cin, s, t.b)
+        local n_w = ctx.cdiv(t.cout * cin_g, TT) * ctx.cdiv(taps, TT)
+        local n_x = ctx.cdiv(t.cin, TT) * ctx.cdiv(s, TT)
+        steps = { ctx:triton { file = "conv_triton.py", kernel = "conv_prep_kernel", grid = { n_w + t.b * n_x },
+          args = { w = ins.weight, wt = wt, RW = ctx.i32(t.cout * cin_g), CW = ctx.i32(taps), x = ins.input, xt = x,
+                   RX = ctx.i32(t.cin), CX = ctx.i32(s), n_w = ctx.i32(n_w), n_x = ctx.i32(n_x) },
+          constexprs = { TR = TT, TC = TT }, num_warps = 4, num_stages = 1 } }
+      else
+        steps = { transpose(ins.weight, wt, t.cout * cin_g, taps, 1) }
       end
       local n_out = t.b * t.cout * m
       local ws = outs.out -- SPLIT 1: not written

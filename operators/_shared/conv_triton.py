@@ -28,21 +28,40 @@ tile adjacent (their A tiles come from L2). Offsets inside one (batch, group) sl
 Lua side checks Cin D H W, Cout OD OH OW and taps Cout Cin_g < 2^31), slab bases int64.
 
 conv_transpose_kernel: dst[b, c, r] = src[b, r, c] for (R, C) matrices, TR x TC tiles
-(program_id(1) the batch), triton's shared-memory layout conversion between the two."""
+(program_id(1) the batch), triton's shared-memory layout conversion between the two.
+conv_prep_kernel: the weight's and the input's transposes of a CL plan in one launch."""
 import triton
 import triton.language as tl
 
 
 @triton.jit
-def conv_transpose_kernel(src, dst, R, C, TR: tl.constexpr, TC: tl.constexpr):
+def _transpose_tile(src, dst, R, C, tile, TR: tl.constexpr, TC: tl.constexpr):
+    """dst (C, R) = src (R, C)^T, tile `tile` of TR x TC (row-major over the tiles)."""
     nc = tl.cdiv(C, TC)
-    pid = tl.program_id(0)
-    base = tl.program_id(1).to(tl.int64) * R * C
-    r = (pid // nc) * TR + tl.arange(0, TR)
-    c = (pid % nc) * TC + tl.arange(0, TC)
+    r = (tile // nc) * TR + tl.arange(0, TR)
+    c = (tile % nc) * TC + tl.arange(0, TC)
     m = (r[:, None] < R) & (c[None, :] < C)
-    v = tl.load(src + base + r[:, None] * C + c[None, :], mask=m)
-    tl.store(dst + base + c[None, :] * R + r[:, None], v, mask=m)
+    v = tl.load(src + r[:, None] * C + c[None, :], mask=m)
+    tl.store(dst + c[None, :] * R + r[:, None], v, mask=m)
+
+
+@triton.jit
+def conv_transpose_kernel(src, dst, R, C, TR: tl.constexpr, TC: tl.constexpr):
+    base = tl.program_id(1).to(tl.int64) * R * C
+    _transpose_tile(src + base, dst + base, R, C, tl.program_id(0), TR, TC)
+
+
+@triton.jit
+def conv_prep_kernel(w, wt, RW, CW, x, xt, RX, CX, n_w, n_x, TR: tl.constexpr, TC: tl.constexpr):
+    """Both transposes of a channels-last plan in one launch: programs [0, n_w) the weight's
+    (RW, CW) tiles, then n_x programs per batch entry of x's (RX, CX)."""
+    pid = tl.program_id(0)
+    if pid < n_w:
+        _transpose_tile(w, wt, RW, CW, pid, TR, TC)
+    else:
+        p = pid - n_w
+        base = (p // n_x).to(tl.int64) * RX * CX
+        _transpose_tile(x + base, xt + base, RX, CX, p % n_x, TR, TC)
 
 
 @triton.jit

@@ -3,10 +3,9 @@ interpreter (TRITON_INTERPRET=1, no GPU) on small odd-sized 1-D, 2-D and 3-D cas
 float64 numpy cross-correlation: strides 1-3, padding 0-2, groups 1-4, kernel sizes 1-4, channel
 counts that BK does not divide, edge tiles in m and n, both input layouts (CL 0 and 1), fp32 and
 fp16, split over the K steps (SPLIT: fp32 partials, then the reduction), with the next step's
-A tile prefetched through registers (PF), launched as
-conv_triton.lua's plan launches them (weight transposed to (taps, Cout, Cin_g), the input to
-channels-last when CL, the same grid). Prints one line per case; exits 1 on any
-mismatch, 77 when triton or numpy does not import (TB_REQUIRE_TRITON set: 1).
+A tile prefetched through registers (PF), launched as conv_triton.lua's plan launches them (the
+weight transposed to (taps, Cout, Cin_g), with CL in one launch with the input's transpose to
+channels-last; the same grid). Prints one line per case; exits 1 on any mismatch, 77 when triton or numpy does not import (TB_REQUIRE_TRITON set: 1).
 usage: TRITON_INTERPRET=1 python3 conv_triton_interpret.py TILEBENCH_HOME"""
 import itertools
 import os
@@ -87,13 +86,17 @@ def run(x, w, stride, pad, groups, BM, BN, BK, CL, SPLIT=1, PF=False):
     S, M = sp[0] * sp[1] * sp[2], outs[0] * outs[1] * outs[2]
     wt = np.zeros(taps * Cout * cin_g, x.dtype)
     TR, TC = 16, 16
-    ct.conv_transpose_kernel[(cdiv(Cout * cin_g, TR) * cdiv(taps, TC), 1)](
-        Host(np.ascontiguousarray(w).reshape(-1)), Host(wt), Cout * cin_g, taps, TR=TR, TC=TC)
+    wsrc = np.ascontiguousarray(w).reshape(-1)
     src = np.ascontiguousarray(x).reshape(-1)
-    if CL:
+    n_w = cdiv(Cout * cin_g, TR) * cdiv(taps, TC)
+    if CL:  # one launch for both transposes
         xt = np.zeros(B * Cin * S, x.dtype)
-        ct.conv_transpose_kernel[(cdiv(Cin, TR) * cdiv(S, TC), B)](Host(src), Host(xt), Cin, S, TR=TR, TC=TC)
+        n_x = cdiv(Cin, TR) * cdiv(S, TC)
+        ct.conv_prep_kernel[(n_w + B * n_x,)](Host(wsrc), Host(wt), Cout * cin_g, taps, Host(src), Host(xt), Cin, S,
+                                              n_w, n_x, TR=TR, TC=TC)
         src = xt
+    else:
+        ct.conv_transpose_kernel[(n_w, 1)](Host(wsrc), Host(wt), Cout * cin_g, taps, TR=TR, TC=TC)
     n_out = B * Cout * M
     out = np.full(n_out, np.nan, x.dtype)
     ws = np.full(SPLIT * n_out, np.nan, np.float32) if SPLIT > 1 else out

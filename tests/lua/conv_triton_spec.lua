@@ -116,26 +116,39 @@ describe("conv_triton.implementation", function()
     assert.is_false(ok)
     assert.matches("65535", why)
   end)
-  it("plans the weight transpose, the channels-last transpose (CL) and the conv kernel", function()
-    local l, ins, outs = plan(2, case(2, "fp16"))
-    assert.equal(3, #l)
-    assert.equal("conv_transpose_kernel", l[1].kernel)
-    assert.equal(ins.weight, l[1].args.src)
-    assert.same({ 128 * 128 * 9 }, l[1].args.dst.shape)
-    assert.same({ 128 * 128 // 64 * 1, 1 }, l[1].grid) -- (Cout Cin_g, taps) in 64 x 64 tiles
-    assert.equal(ins.input, l[2].args.src)
-    assert.same({ 2 * 1600, 1 }, l[2].grid) -- (Cin, positions) = (128, 102400) in 64 x 64 tiles
-    local k = l[3]
+  it("plans the weight's and the input's transposes in one launch (CL), then the conv kernel", function()
+    local l, ins, outs = plan(2, case(2, "fp16", { batch = 2 }))
+    assert.equal(2, #l)
+    local p = l[1]
+    assert.equal("conv_prep_kernel", p.kernel)
+    assert.equal(ins.weight, p.args.w)
+    assert.same({ 128 * 128 * 9 }, p.args.wt.shape)
+    assert.equal(ins.input, p.args.x)
+    assert.same({ 2 * 128 * 102400 }, p.args.xt.shape)
+    -- (Cout Cin_g, taps) and (Cin, positions) = (128, 102400) in 64 x 64 tiles, the latter per batch entry
+    assert.same({ 256, 2 * 1600 }, { p.args.n_w.i32, p.args.n_x.i32 })
+    assert.same({ 256 + 2 * 3200 }, p.grid)
+    assert.same({ 16384, 9, 128, 102400 }, { p.args.RW.i32, p.args.CW.i32, p.args.RX.i32, p.args.CX.i32 })
+    local k = l[2]
     assert.equal("conv_kernel", k.kernel)
-    assert.equal(l[2].args.dst, k.args.x)
-    assert.equal(l[1].args.dst, k.args.wt)
+    assert.equal(p.args.xt, k.args.x)
+    assert.equal(p.args.wt, k.args.wt)
     assert.equal(outs.out, k.args.out)
-    assert.same({ 320 * 320 // 128, 1, 1 }, k.grid)
+    assert.same({ 320 * 320 // 128, 2, 1 }, k.grid)
     assert.same({ RANK = 2, KD = 1, KH = 3, KW = 3, BM = 128, BN = 128, BK = 64, CL = true, EVEN_C = true, SPLIT = 1,
                   PF = false }, k.constexprs)
     assert.equal(8, k.num_warps)
     assert.same({ 1, 320, 320, 1, 320, 320, 1, 1 }, { k.args.D.i32, k.args.H.i32, k.args.W.i32, k.args.OD.i32,
       k.args.OH.i32, k.args.OW.i32, k.args.stride.i32, k.args.pad.i32 })
+  end)
+  it("transposes the weight alone where the input is read as given", function()
+    local l, ins = plan(2, case(2, "fp32"))
+    assert.equal(2, #l)
+    assert.equal("conv_transpose_kernel", l[1].kernel)
+    assert.equal(ins.weight, l[1].args.src)
+    assert.same({ 128 * 128 // 64 * 1, 1 }, l[1].grid) -- (Cout Cin_g, taps) in 64 x 64 tiles
+    assert.equal(ins.input, l[2].args.x)
+    assert.equal(l[1].args.dst, l[2].args.wt)
   end)
   it("splits small cases over grid z into fp32 partials and sums them in a last launch", function()
     local l, ins, outs = plan(2, case(2, "fp16", { H = 16 })) -- read as given (PF): no input transpose
