@@ -3,8 +3,8 @@
 -- docs/CONV.md "`triton`"). M.implementation(rank) is the table an operator.lua puts under
 -- `triton`. The plan is up to three launches, all timed: the weight to (taps, Cout, Cin_g)
 -- (conv_transpose_kernel, 0.1-0.9 MB; with CL conv_prep_kernel, which also writes the input
--- channels-last, (B, D H W, Cin)), conv_kernel, an implicit GEMM on wgmma (fp32 in TF32, as cuDNN under PyTorch's
--- defaults), and with SPLIT > 1 conv_splitk_reduce_kernel.
+-- channels-last, (B, D H W, Cin)), conv_kernel, an implicit GEMM on wgmma (fp32 in TF32, as
+-- cuDNN under PyTorch's defaults), and with SPLIT > 1 conv_splitk_reduce_kernel.
 local conv = require("conv")
 
 local M = {}
@@ -21,10 +21,10 @@ local M = {}
 --   CL  1: the input transposed to channels-last first, 0: read as given; -1 = 0 for fp32 and
 --       for 1-D, 1 for 2-byte dtypes in 2-D and 3-D where 64-position tiles fill the SMs (below
 --       that the transpose's launch costs more than the register path: 2-D H <= 80, 3-D H = 16
---       of the grid read as given). As given, a tap shifts the positions by one
---       element (no alignment known). fp32 tiles then go by 4-byte cp.async straight into shared
---       memory, K-major, pipelined (200 SASS instructions a 128 x 128 x 32 step): no transpose
---       needed. 2-byte tiles cannot (no cp.async moves 2 bytes): they go through registers, a
+--       of the grid read as given). As given, a tap shifts the positions by one element (no
+--       alignment known). fp32 tiles then go by 4-byte cp.async straight into shared memory,
+--       K-major, pipelined (208 SASS instructions a 128 x 128 x 32 step): no transpose needed.
+--       2-byte tiles cannot (no cp.async moves 2 bytes): they go through registers, a
 --       2-byte load and store an element, and the kernel prefetches the next step's tile into
 --       registers before this step's wgmma (PF; 379 instructions a 64 x 128 x 64 step, 159
 --       registers, three programs an SM) against 136 a 128 x 128 x 64 step channels-last. The

@@ -1,11 +1,13 @@
 """The convolutions' Triton kernels (operators/_shared/conv_triton.py) run by triton's CPU
 interpreter (TRITON_INTERPRET=1, no GPU) on small odd-sized 1-D, 2-D and 3-D cases against a
-float64 numpy cross-correlation: strides 1-3, padding 0-2, groups 1-4, kernel sizes 1-4, channel
-counts that BK does not divide, edge tiles in m and n, both input layouts (CL 0 and 1), fp32 and
+float64 numpy cross-correlation: strides 1-3, padding 0-16, groups 1-4, kernel sizes 1-4, 7 x 7
+and 33 (past 32 taps: the per-axis padding tests instead of tap bits), channel counts that BK does
+not divide, edge tiles in m and n, both input layouts (CL 0 and 1), fp32 and
 fp16, split over the K steps (SPLIT: fp32 partials, then the reduction), with the next step's
 A tile prefetched through registers (PF), launched as conv_triton.lua's plan launches them (the
 weight transposed to (taps, Cout, Cin_g), with CL in one launch with the input's transpose to
-channels-last; the same grid). Prints one line per case; exits 1 on any mismatch, 77 when triton or numpy does not import (TB_REQUIRE_TRITON set: 1).
+channels-last; the same grid). Prints one line per case; exits 1 on any mismatch, 77 when triton
+or numpy does not import (TB_REQUIRE_TRITON set: 1).
 usage: TRITON_INTERPRET=1 python3 conv_triton_interpret.py TILEBENCH_HOME"""
 import itertools
 import os
