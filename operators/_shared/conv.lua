@@ -190,16 +190,20 @@ function M.cuda(rank)
       local nwr = t.groups * ntaps * ocp * icp
       local wr = ctx.empty({ nwr }, case.dtype)
       local ntx, nty, ntiles = g.ntx, g.nty, g.ntiles
+      if ntiles * (icp // g.bc) * t.k[1] >= 2 ^ 31 or g.bc * t.sp[1] * t.sp[2] * t.sp[3] >= 2 ^ 31 then
+        error(string.format("%d tiles x %d chunks, %d channels of %d positions a chunk: past the kernel's 32-bit counters and offsets",
+          ntiles, (icp // g.bc) * t.k[1], g.bc, t.sp[1] * t.sp[2] * t.sp[3]), 0)
+      end
       local threads = cfg.WARPS * 32
       local grid = math.min(ntiles, sm_count(ctx) * g.per_sm) -- persistent: the CTAs resident at once
       local plan = ctx.plan {
         { fn = prep, grid = { ctx.cdiv(nwr, 256) }, block = { 256 },
-          args = { ins.weight, wr, ctx.i32(t.groups), ctx.i32(cout_g), ctx.i32(cin_g), ctx.i32(ntaps), ctx.i32(ocp), ctx.i32(icp) } },
+          args = { ins.weight, wr, ctx.i32(t.groups), ctx.i32(cout_g), ctx.i32(cin_g), ctx.i32(ocp // g.bm), ctx.i32(icp // g.bc) } },
         { fn = main, grid = { grid }, block = { threads }, smem = g.smem,
           args = { ins.input, wr, outs.out, ctx.i32(t.b), ctx.i32(t.cin), ctx.i32(t.cout), ctx.i32(t.groups),
                    ctx.i32(t.sp[1]), ctx.i32(t.sp[2]), ctx.i32(t.sp[3]), ctx.i32(t.out[1]), ctx.i32(t.out[2]),
                    ctx.i32(t.out[3]), ctx.i32(t.pad[1]), ctx.i32(t.pad[2]), ctx.i32(t.pad[3]), ctx.i32(ocp),
-                   ctx.i32(icp), ctx.i32(ntx), ctx.i32(nty), ctx.i64(ntiles) } },
+                   ctx.i32(icp), ctx.i32(ntx), ctx.i32(nty), ctx.i32(ntiles) } },
       }
       plan.note = string.format("tile %d x %d positions x %d channels, %d stages, %d B shared, %d CTAs over %d tiles",
         g.th, g.tw, g.bm, g.stages, g.smem, grid, ntiles)

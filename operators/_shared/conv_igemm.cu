@@ -13,8 +13,9 @@
 // loaded from global memory once per K chunk, every tap of a kernel plane works on it).
 //
 // A K chunk (one pipeline stage) is BC input channels x one kernel plane a (KH x KW taps):
-//   - the weights Wr[g][tap][oc][ic] for the plane's taps, BM rows of BC channels: cp.async
-//     16-byte copies into As (rows of BC + 16 bytes: ldmatrix phases on distinct banks);
+//   - the weights for the plane's taps, BM rows of BC channels a tap, one contiguous block of Wr
+//     (conv_wprep): cp.async 16-byte copies into As (rows of BC + 16 bytes: ldmatrix phases on
+//     distinct banks);
 //   - the input region the tile needs from plane z = oz * S + a - PD: RH x RW positions
 //     (RH = (TH - 1) S + KH, RW = (TW - 1) S + KW) of BC channels, as 16-byte aligned row pieces
 //     (RV vectors a region row, zero-filled outside the input: the padding) by cp.async into a raw
@@ -40,8 +41,9 @@
 // Defines: DT (1 fp16, 0 fp32), BM (64, 128), WARPS (4, 8), TH, TW, KD, KH, KW, S, BCB (bytes of K
 // a chunk: 32, 64), STAGES (>= 2), VECLOAD (0/1).
 // Kernels:
-//   conv_wprep(w, wr, G, cout_g, cin_g, ntaps, ocp, icp): the weights (Cout, Cin_g, taps) into
-//     Wr[G][taps][ocp][icp], zero-padded to whole BM / BC blocks, fp32 rounded to tf32.
+//   conv_wprep(w, wr, G, cout_g, cin_g, mblocks, nch): the weights (Cout, Cin_g, taps) into
+//     Wr[G][mblocks][nch][KD][NT2][BM][BC] (a chunk's block contiguous: one cp.async stream),
+//     zero-padded to whole BM / BC blocks, fp32 rounded to tf32.
 //   conv_igemm(in, wr, out, ..., ntiles): grid min(ntiles, resident CTAs), ntiles = (G x ocp / BM)
 //     x batch x OD x (OH / TH) x (OW / TW) rounded up; block WARPS * 32; dynamic shared memory
 //     STAGES x (As + raw) + Bs (conv.lua computes the same).
@@ -94,18 +96,25 @@ __device__ __forceinline__ uint32_t to_tf32(float f) {
 }
 
 extern "C" __global__ void conv_wprep(const ELEM *__restrict__ w, ELEM *__restrict__ wr, int G, int cout_g, int cin_g,
-                                      int ntaps, int ocp, int icp) {
+                                      int mblocks, int nch) {
   const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  const long long total = (long long)G * ntaps * ocp * icp;
+  const long long total = (long long)G * mblocks * nch * KD * NT2 * BM * BC;
   if (i >= total) return;
-  const int ic = (int)(i % icp);
-  long long r = i / icp;
-  const int m = (int)(r % ocp);
-  r /= ocp;
-  const int t = (int)(r % ntaps);
-  const int g = (int)(r / ntaps);
+  const int ch = (int)(i % BC);
+  long long r = i / BC;
+  const int m = (int)(r % BM);
+  r /= BM;
+  const int tap = (int)(r % NT2);
+  r /= NT2;
+  const int a = (int)(r % KD);
+  r /= KD;
+  const int c = (int)(r % nch);
+  r /= nch;
+  const int mb = (int)(r % mblocks);
+  const int g = (int)(r / mblocks);
+  const int oc = mb * BM + m, ic = c * BC + ch;
   ELEM v = (ELEM)0;
-  if (m < cout_g && ic < cin_g) v = w[(((long long)g * cout_g + m) * cin_g + ic) * ntaps + t];
+  if (oc < cout_g && ic < cin_g) v = w[(((long long)g * cout_g + oc) * cin_g + ic) * (KD * NT2) + a * NT2 + tap];
 #if DT == 0
   v = __uint_as_float(to_tf32(v));
 #endif
@@ -138,55 +147,59 @@ struct Tile {
   int xa, lead; // the raw rows start at input column xa (a vector multiple); the region at xa + lead
 };
 
-// Issues the cp.async copies of K chunk `it` (channels chunk it / KD, kernel plane it % KD) into
-// stage buffer `st`.
+// Issues the cp.async copies of chunk `it` of tile t (channels chunk it / KD, kernel plane it % KD)
+// into stage buffer `st`. Index arithmetic is 32-bit from a 64-bit base: it is issued every chunk.
 __device__ __forceinline__ void load_chunk(unsigned char *st, const ELEM *__restrict__ in, const ELEM *__restrict__ wr,
                                            const Tile &t, int it, int tid, int Cin, int cin_g, int D, int H, int W,
-                                           int PD, int PH, int ocp, int icp, int ntaps) {
-  const int c0 = (it / KD) * BC, a = it % KD;
-  // weights: NT2 * BM rows of BCB bytes
+                                           int PD, int PH, int mblocks, int NIT) {
+  // weights: the chunk's block of Wr, NT2 * BM rows of BCB bytes, contiguous
   {
-    const ELEM *src0 = wr + (((long long)t.g * ntaps + a * NT2) * ocp + t.m0) * icp + c0;
-    constexpr int CH = BCB / 16, N = NT2 * BM * CH;
-    for (int i = tid; i < N; i += THREADS) {
-      const int k16 = i % CH, row = i / CH; // row = tap * BM + m
-      const int tap = row / BM, m = row % BM;
-      tb_cp16(smem_u32(st + row * RSB + k16 * 16), src0 + ((long long)tap * ocp + m) * icp + k16 * VE, true);
-    }
+    const ELEM *src = wr + ((long long)((t.g * mblocks + t.m0 / BM) * NIT + it)) * (NT2 * BM * BC);
+    constexpr int CH = BCB / 16, N = NT2 * BM * CH, K = (N + THREADS - 1) / THREADS;
+    static_assert(THREADS % CH == 0, "conv_igemm: a thread keeps its 16-byte column of the weight rows");
+    // trip count and offsets known at compile time: one LDGSTS with immediate offsets an item
+    const uint32_t d0 = smem_u32(st + (tid / CH) * RSB + (tid % CH) * 16);
+    const ELEM *s0 = src + tid * VE;
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+      if (N % THREADS == 0 || tid + k * THREADS < N) tb_cp16(d0 + k * (THREADS / CH) * RSB, s0 + k * THREADS * VE, true);
   }
 #if VECLOAD
   // the input region: BC channels x RH rows x RV vectors, zeros outside
   {
+    const int c0 = (it / KD) * BC, a = it % KD;
     unsigned char *raw = st + AS_BYTES;
     const int z = t.oz * S + a - PD;
-    const bool zok = z >= 0 && z < D;
-    const long long plane = (long long)H * W;
-    constexpr int N = BC * RH * RV;
-    for (int i = tid; i < N; i += THREADS) {
-      const int v = i % RV, rr = (i / RV) % RH, ch = i / (RV * RH);
-      const int y = t.oy0 * S - PH + rr, x = t.xa + v * VE;
-      const int cg = c0 + ch;
-      const bool ok = zok && cg < cin_g && y >= 0 && y < H && x >= 0 && x < W;
-      const ELEM *src = ok ? in + (((long long)t.b * Cin + (long long)t.g * cin_g + cg) * D + z) * plane +
-                                     (long long)y * W + x
-                           : in;
-      tb_cp16(smem_u32(raw + (ch * RAWC + rr * RV * VE + v * VE) * ESIZE), src, ok);
+    const int y0 = t.oy0 * S - PH;
+    const int chans = z >= 0 && z < D ? cin_g - c0 : 0; // channels of this chunk that exist (none off the volume)
+    const int cstride = D * H * W;                      // < 2^31: conv.lua checks
+    const ELEM *base = in + (((long long)t.b * Cin + (long long)t.g * cin_g + c0) * D + z) * (long long)(H * W);
+    constexpr int N = BC * RH * RV, K = (N + THREADS - 1) / THREADS;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const unsigned i = tid + k * THREADS; // unsigned: divisions by constants without sign fix-ups
+      if (N % THREADS != 0 && i >= N) break;
+      const int v = (int)(i % RV), rr = (int)((i / RV) % RH), ch = (int)(i / (RV * RH));
+      const int y = y0 + rr, x = t.xa + v * VE;
+      const bool ok = ch < chans && (unsigned)y < (unsigned)H && (unsigned)x < (unsigned)W;
+      tb_cp16(smem_u32(raw + (ch * RAWC + rr * RV * VE + v * VE) * ESIZE), ok ? base + ch * cstride + y * W + x : in, ok);
     }
   }
 #endif
 }
 
 // The chunk's input region into Bs [RH * RW][BC] (row RSB bytes), 32-bit words: two channels
-// (fp16) or one tf32 (fp32). Lanes: 8 positions x 4 words, so that LDS (raw rows 8 (mod 32) words
-// apart) and STS (Bs rows 12 or 20 words apart) are both conflict-free.
+// (fp16) or one tf32 (fp32). A warp's lanes: 8 positions x 4 words, so that LDS (raw rows 8
+// (mod 32) words apart) and STS (Bs rows 12 or 20 words apart) are both conflict-free.
 __device__ __forceinline__ void transpose_chunk(unsigned char *bs, const unsigned char *st, const ELEM *__restrict__ in,
                                                 const Tile &t, int it, int tid, int Cin, int cin_g, int D, int H,
                                                 int W, int PD, int PH) {
   constexpr int P = 4 / ESIZE;          // channels a word
   constexpr int NW = BC / P;            // words a position (8 or 16)
   constexpr int NP = RH * RW;           // region positions
-  constexpr int NXB = (NP + 7) / 8;     // blocks of 8 positions
-  constexpr int N = NXB * (NW / 4) * 32;
+  constexpr int NWB = NW / 4;           // blocks of 4 words (a warp: 8 positions x 4 words)
+  constexpr int PSTEP = 8 * (WARPS / NWB); // positions between a thread's items
+  static_assert(WARPS % NWB == 0, "conv_igemm: the warps share a position's words evenly");
 #if VECLOAD
   const ELEM *raw = (const ELEM *)(st + AS_BYTES);
 #else
@@ -195,14 +208,22 @@ __device__ __forceinline__ void transpose_chunk(unsigned char *bs, const unsigne
   const bool zok = z >= 0 && z < D;
   const long long plane = (long long)H * W;
 #endif
-  for (int i = tid; i < N; i += THREADS) {
-    const int xi = i & 7, wi = (i >> 3) & 3, rest = i >> 5;
-    const int p = (rest % NXB) * 8 + xi, w = (rest / NXB) * 4 + wi;
-    if (p >= NP) continue;
-    const int rr = p / RW, x = p % RW;
+  // a thread keeps one word (its channels) and walks the positions: no index arithmetic but the
+  // region row (a constant division, none in 1-D)
+  const int warp = tid >> 5, w = (warp % NWB) * 4 + ((tid >> 3) & 3);
+#if VECLOAD
+  const ELEM *wsrc = raw + w * P * RAWC + t.lead;
+#endif
+  unsigned char *wdst = bs + w * 4;
+  const int p0 = (warp / NWB) * 8 + (tid & 7);
+#pragma unroll 4
+  for (int k = 0; k < (NP + PSTEP - 1) / PSTEP; ++k) {
+    const int p = p0 + k * PSTEP;
+    if (p >= NP) break;
+    const int rr = RH == 1 ? 0 : (int)((unsigned)p / RW), x = RH == 1 ? p : (int)((unsigned)p % RW);
     uint32_t word;
 #if VECLOAD
-    const ELEM *src = raw + w * P * RAWC + rr * RV * VE + t.lead + x;
+    const ELEM *src = wsrc + rr * RV * VE + x;
 #if DT == 1
     word = (uint32_t)src[0] | ((uint32_t)src[RAWC] << 16);
 #else
@@ -225,22 +246,23 @@ __device__ __forceinline__ void transpose_chunk(unsigned char *bs, const unsigne
     word = to_tf32(v[0]);
 #endif
 #endif
-    *(uint32_t *)(bs + p * RSB + w * 4) = word;
+    *(uint32_t *)(wdst + p * RSB) = word;
   }
 }
 
-// The tile (batch, plane, origin, group, channel block) of tile index `tile`.
-__device__ __forceinline__ Tile tile_of(long long tile, int ntx, int nty, int OD, int ntiles_xy, int mblocks, int PW) {
+// The tile (batch, plane, origin, group, channel block) of tile index `tile` (32-bit: a 64-bit
+// division is a subroutine of about a hundred instructions).
+__device__ __forceinline__ Tile tile_of(int tile, int ntx, int nty, int OD, int ntiles_xy, int mblocks, int PW) {
   Tile t;
-  const long long xy = tile % ntiles_xy; // tiles of one channel block are consecutive: the same weights
-  const int mb = (int)(tile / ntiles_xy);
-  long long r = xy;
-  const int tx = (int)(r % ntx);
+  const int xy = tile % ntiles_xy; // tiles of one channel block are consecutive: the same weights
+  const int mb = tile / ntiles_xy;
+  int r = xy;
+  const int tx = r % ntx;
   r /= ntx;
-  const int ty = (int)(r % nty);
+  const int ty = r % nty;
   r /= nty;
-  t.oz = (int)(r % OD);
-  t.b = (int)(r / OD);
+  t.oz = r % OD;
+  t.b = r / OD;
   t.oy0 = ty * TH;
   t.ox0 = tx * TW;
   t.g = mb / mblocks;
@@ -257,18 +279,18 @@ __device__ __forceinline__ Tile tile_of(long long tile, int ntx, int nty, int OD
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 conv_igemm(const ELEM *__restrict__ in, const ELEM *__restrict__ wr, ELEM *__restrict__ out, int B, int Cin, int Cout,
            int G, int D, int H, int W, int OD, int OH, int OW, int PD, int PH, int PW, int ocp, int icp, int ntx,
-           int nty, long long ntiles) {
+           int nty, int ntiles) {
   extern __shared__ __align__(128) unsigned char smem[];
   unsigned char *bs = smem + STAGES * STAGE_BYTES;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wm = warp % WARPS_M, wn = warp / WARPS_M;
-  const int cin_g = Cin / G, cout_g = Cout / G, ntaps = KD * NT2;
+  const int cin_g = Cin / G, cout_g = Cout / G;
   const int mblocks = ocp / BM;
-  const long long ntiles_xy = (long long)B * OD * nty * ntx;
+  const int ntiles_xy = B * OD * nty * ntx;
   const int NIT = (icp / BC) * KD;
-  // this CTA's tiles and K chunks in all
-  const long long mine = blockIdx.x < ntiles ? (ntiles - 1 - blockIdx.x) / gridDim.x + 1 : 0;
-  const long long total = mine * NIT;
+  // this CTA's tiles and K chunks in all (the plan keeps tiles x chunks within 32 bits)
+  const int mine = (int)blockIdx.x < ntiles ? (ntiles - 1 - (int)blockIdx.x) / (int)gridDim.x + 1 : 0;
+  const int total = mine * NIT;
 
   // per lane: the Bs row of each n16 pair's position (ldmatrix row addresses), the As row offset
   const int mi = lane >> 3, r8 = lane & 7;
@@ -288,30 +310,34 @@ conv_igemm(const ELEM *__restrict__ in, const ELEM *__restrict__ wr, ELEM *__res
 #pragma unroll
       for (int r = 0; r < 4; ++r) acc[i][j][r] = 0.0f;
 
-#pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < total) {
-      const Tile tl = tile_of(blockIdx.x + (long long)(s / NIT) * gridDim.x, ntx, nty, OD, ntiles_xy, mblocks, PW);
-      load_chunk(smem + s * STAGE_BYTES, in, wr, tl, s % NIT, tid, Cin, cin_g, D, H, W, PD, PH, ocp, icp, ntaps);
+  // the loader's cursor: the next chunk to load (its tile, its chunk in the tile, its stage)
+  int ld_tile = blockIdx.x, ld_it = 0, ld_slot = 0, ld_left = total;
+  Tile lt = tile_of(ld_tile, ntx, nty, OD, ntiles_xy, mblocks, PW);
+  auto load_next = [&]() {
+    if (ld_left > 0) {
+      load_chunk(smem + ld_slot * STAGE_BYTES, in, wr, lt, ld_it, tid, Cin, cin_g, D, H, W, PD, PH, mblocks, NIT);
+      --ld_left;
+      if (++ld_slot == STAGES) ld_slot = 0;
+      if (++ld_it == NIT) {
+        ld_it = 0;
+        ld_tile += gridDim.x;
+        if (ld_left > 0) lt = tile_of(ld_tile, ntx, nty, OD, ntiles_xy, mblocks, PW);
+      }
     }
     asm volatile("cp.async.commit_group;\n" ::);
-  }
+  };
+#pragma unroll 1
+  for (int s = 0; s < STAGES - 1; ++s) load_next();
+
   const uint32_t bs_u = smem_u32(bs);
-  Tile t = tile_of(blockIdx.x, ntx, nty, OD, ntiles_xy, mblocks, PW);
-  int it = 0; // the chunk of tile t
-  for (long long git = 0; git < total; ++git) {
+  int tile = blockIdx.x, it = 0, slot = 0; // the chunk computed now
+  Tile t = tile_of(tile, ntx, nty, OD, ntiles_xy, mblocks, PW);
+  for (int git = 0; git < total; ++git) {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2));
     __syncthreads(); // chunk git landed for every thread; every warp is done with chunk git - 1
-    {
-      const long long nx = git + STAGES - 1;
-      if (nx < total) {
-        const Tile tl = tile_of(blockIdx.x + (nx / NIT) * gridDim.x, ntx, nty, OD, ntiles_xy, mblocks, PW);
-        load_chunk(smem + (int)(nx % STAGES) * STAGE_BYTES, in, wr, tl, (int)(nx % NIT), tid, Cin, cin_g, D, H, W,
-                   PD, PH, ocp, icp, ntaps);
-      }
-      asm volatile("cp.async.commit_group;\n" ::);
-    }
-    const unsigned char *st = smem + (int)(git % STAGES) * STAGE_BYTES;
+    load_next();     // chunk git + STAGES - 1, into the stage chunk git - 1 used
+    const unsigned char *st = smem + slot * STAGE_BYTES;
+    if (++slot == STAGES) slot = 0;
     transpose_chunk(bs, st, in, t, it, tid, Cin, cin_g, D, H, W, PD, PH);
     __syncthreads();
     const uint32_t as_u = smem_u32(st);
@@ -381,7 +407,8 @@ conv_igemm(const ELEM *__restrict__ in, const ELEM *__restrict__ wr, ELEM *__res
 #pragma unroll
           for (int r = 0; r < 4; ++r) acc[i][j][r] = 0.0f;
       it = 0;
-      if (git + 1 < total) t = tile_of(blockIdx.x + ((git + 1) / NIT) * gridDim.x, ntx, nty, OD, ntiles_xy, mblocks, PW);
+      tile += gridDim.x;
+      if (git + 1 < total) t = tile_of(tile, ntx, nty, OD, ntiles_xy, mblocks, PW);
     }
   }
   asm volatile("cp.async.wait_group 0;\n" ::);
