@@ -73,7 +73,7 @@ local ESIZE = { fp16 = 2, fp32 = 4 }
 local function geometry(t, dtype, cfg, sms, limit)
   local es = ESIZE[dtype]
   if not es then return nil, "dtype " .. tostring(dtype) .. " (the kernel has fp16 and fp32)" end
-  for _, k in ipairs({ "BM", "BN", "WARPS", "TW", "BCB", "STAGES" }) do
+  for _, k in ipairs({ "BM", "BN", "WARPS", "TW", "BCB", "STAGES", "OVERLAP" }) do
     if math.type(cfg[k]) ~= "integer" then return nil, "the configuration has no integer " .. k end
   end
   local cout_g, cin_g = t.cout // t.groups, t.cin // t.groups
@@ -101,14 +101,23 @@ local function geometry(t, dtype, cfg, sms, limit)
     g.vecload = t.sp[3] % g.ve == 0 and 1 or 0
     local bc, rsb = cfg.BCB // es, cfg.BCB + 16
     local stage = t.k[2] * t.k[3] * bm * rsb + (g.vecload == 1 and bc * rawc * es or 0)
-    local function smem(st) return st * stage + g.rh * g.rw * rsb end
-    g.stages = cfg.STAGES
-    if g.stages == 0 then -- as many as fit, 4 at most
-      g.stages = 4
-      while g.stages > 2 and smem(g.stages) > limit do g.stages = g.stages - 1 end
+    -- OVERLAP 1: two Bs buffers, the next chunk transposed during this one's MMAs (3 stages at
+    -- least); where that does not fit, the kernel without it
+    local function smem(st, ov) return st * stage + (ov == 1 and 2 or 1) * g.rh * g.rw * rsb end
+    local function pick(ov, lo)
+      if cfg.STAGES ~= 0 then return cfg.STAGES >= lo and smem(cfg.STAGES, ov) <= limit and cfg.STAGES or nil end
+      for st = 4, lo, -1 do if smem(st, ov) <= limit then return st end end -- as many as fit, 4 at most
+      return nil
     end
+    if cfg.OVERLAP ~= 0 and cfg.OVERLAP ~= 1 then return nil, "OVERLAP is 0 or 1" end
+    g.overlap, g.stages = 0, nil
+    if cfg.OVERLAP == 1 then
+      g.stages = pick(1, 3)
+      if g.stages then g.overlap = 1 end
+    end
+    g.stages = g.stages or pick(0, 2) or (cfg.STAGES ~= 0 and cfg.STAGES or 2)
     if g.stages < 2 then return nil, "STAGES >= 2" end
-    g.smem = smem(g.stages)
+    g.smem = smem(g.stages, g.overlap)
     if g.smem > limit then
       return nil, string.format("%d bytes of shared memory (weights of %d taps, a %d x %d input region, %d stages): more than the %d a block may have",
         g.smem, t.k[2] * t.k[3], g.rh, g.rw, g.stages, limit)
@@ -150,11 +159,13 @@ local function fits(t, dtype, cfg, ctx)
 end
 
 -- The `cuda` implementation for a rank (docs/CONV.md). Space: BM output channels x BN positions a
--- CTA, WARPS, TW (2-D / 3-D tile rows), BCB bytes of input channels a K chunk, STAGES in flight.
+-- CTA, WARPS, TW (2-D / 3-D tile rows), BCB bytes of input channels a K chunk, STAGES in flight,
+-- OVERLAP (1: the next chunk's transpose during this chunk's MMAs where 3 stages and two Bs fit;
+-- 0 and STAGES 2: transpose, barrier, MMAs).
 function M.cuda(rank)
-  local default = { BM = 0, BN = 0, WARPS = 8, TW = 0, BCB = rank == 1 and 64 or 32, STAGES = 0 }
+  local default = { BM = 0, BN = 0, WARPS = 8, TW = 0, BCB = rank == 1 and 64 or 32, STAGES = 0, OVERLAP = 1 }
   local space = { BM = { 64, 128 }, BN = { 64, 128, 256 }, WARPS = { 4, 8 }, TW = rank == 1 and { 0 } or { 16, 32, 64 },
-                  BCB = { 32, 64 }, STAGES = { 2, 3, 4 } }
+                  BCB = { 32, 64 }, STAGES = { 2, 3, 4 }, OVERLAP = { 1 } } -- STAGES 2 is the kernel without OVERLAP
   return {
     source = "conv_igemm.cu",
     description = "implicit GEMM on tensor cores (fp16 mma.sync m16n8k16, fp32 as TF32 m16n8k8; fp32 accumulators): weights reordered per tap, the input region of a tile by cp.async, transposed to [position][channel] in shared memory so that every tap is a row shift for ldmatrix, 16-byte output stores through shared memory",
@@ -173,8 +184,8 @@ function M.cuda(rank)
     launch_key = function(case, cfg)
       local g = geometry(M.dims(case, rank), case.dtype, cfg, 132, SMEM_OPTIN)
       if not g then return "invalid" end
-      return string.format("BM=%d,BN=%d,TH=%d,TW=%d,WARPS=%d,BCB=%d,STAGES=%d", g.bm, g.bn, g.th, g.tw, cfg.WARPS,
-        cfg.BCB, g.stages)
+      return string.format("BM=%d,BN=%d,TH=%d,TW=%d,WARPS=%d,BCB=%d,STAGES=%d,OVERLAP=%d", g.bm, g.bn, g.th, g.tw,
+        cfg.WARPS, cfg.BCB, g.stages, g.overlap)
     end,
     plan = function(case, ins, outs, cfg, ctx)
       local t = M.dims(case, rank)
@@ -184,7 +195,7 @@ function M.cuda(rank)
       local ocp, icp = ctx.cdiv(cout_g, g.bm) * g.bm, ctx.cdiv(cin_g, g.bc) * g.bc
       local defs = { DT = case.dtype == "fp16" and 1 or 0, BM = g.bm, WARPS = cfg.WARPS, TH = g.th, TW = g.tw,
                      KD = t.k[1], KH = t.k[2], KW = t.k[3], S = t.stride, BCB = cfg.BCB, STAGES = g.stages,
-                     VECLOAD = g.vecload }
+                     VECLOAD = g.vecload, OVERLAP = g.overlap }
       local prep = ctx:kernel("conv_igemm.cu", "conv_wprep", defs)
       local main = ctx:kernel("conv_igemm.cu", "conv_igemm", defs)
       local nwr = t.groups * ntaps * ocp * icp
@@ -205,8 +216,8 @@ function M.cuda(rank)
                    ctx.i32(t.out[3]), ctx.i32(t.pad[1]), ctx.i32(t.pad[2]), ctx.i32(t.pad[3]), ctx.i32(ocp),
                    ctx.i32(icp), ctx.i32(ntx), ctx.i32(nty), ctx.i32(ntiles) } },
       }
-      plan.note = string.format("tile %d x %d positions x %d channels, %d stages, %d B shared, %d CTAs over %d tiles",
-        g.th, g.tw, g.bm, g.stages, g.smem, grid, ntiles)
+      plan.note = string.format("tile %d x %d positions x %d channels, %d stages%s, %d B shared, %d CTAs over %d tiles",
+        g.th, g.tw, g.bm, g.stages, g.overlap == 1 and " (transpose overlapped)" or "", g.smem, grid, ntiles)
       return plan
     end,
   }

@@ -79,6 +79,12 @@ typedef float ELEM;
 #define RAW_BYTES (VECLOAD ? BC * RAWC * ESIZE : 0)
 #define STAGE_BYTES (AS_BYTES + RAW_BYTES)
 #define BS_BYTES (RH * RW * RSB)
+#ifndef OVERLAP
+#define OVERLAP 0
+#endif
+#define TP_STEP (8 * (WARPS / (BCB / 16)))      // the transpose's positions between a thread's items
+#define KT ((RH * RW + TP_STEP - 1) / TP_STEP)  // its items a thread
+#define KPART ((KT + NT2 - 1) / NT2)             // OVERLAP: its items after each tap's MMAs
 
 #if BM % 64 != 0 || WARPS % WARPS_M != 0 || NF < 2 || NF % 2 != 0 || BN % (16 * WARPS_N) != 0
 #error "conv_igemm: BM must be 64 or 128 and BN a multiple of 16 x WARPS_N"
@@ -193,13 +199,14 @@ __device__ __forceinline__ void load_chunk(unsigned char *st, const ELEM *__rest
 // (mod 32) words apart) and STS (Bs rows 12 or 20 words apart) are both conflict-free.
 __device__ __forceinline__ void transpose_chunk(unsigned char *bs, const unsigned char *st, const ELEM *__restrict__ in,
                                                 const Tile &t, int it, int tid, int Cin, int cin_g, int D, int H,
-                                                int W, int PD, int PH) {
+                                                int W, int PD, int PH, int kbeg, int kend) {
   constexpr int P = 4 / ESIZE;          // channels a word
   constexpr int NW = BC / P;            // words a position (8 or 16)
   constexpr int NP = RH * RW;           // region positions
   constexpr int NWB = NW / 4;           // blocks of 4 words (a warp: 8 positions x 4 words)
   constexpr int PSTEP = 8 * (WARPS / NWB); // positions between a thread's items
   static_assert(WARPS % NWB == 0, "conv_igemm: the warps share a position's words evenly");
+  // items [kbeg, kend) of the KT a thread has (OVERLAP: a share after each tap's MMAs)
 #if VECLOAD
   const ELEM *raw = (const ELEM *)(st + AS_BYTES);
 #else
@@ -217,7 +224,7 @@ __device__ __forceinline__ void transpose_chunk(unsigned char *bs, const unsigne
   unsigned char *wdst = bs + w * 4;
   const int p0 = (warp / NWB) * 8 + (tid & 7);
 #pragma unroll 4
-  for (int k = 0; k < (NP + PSTEP - 1) / PSTEP; ++k) {
+  for (int k = kbeg; k < kend; ++k) {
     const int p = p0 + k * PSTEP;
     if (p >= NP) break;
     const int rr = RH == 1 ? 0 : (int)((unsigned)p / RW), x = RH == 1 ? p : (int)((unsigned)p % RW);
@@ -329,17 +336,49 @@ conv_igemm(const ELEM *__restrict__ in, const ELEM *__restrict__ wr, ELEM *__res
 #pragma unroll 1
   for (int s = 0; s < STAGES - 1; ++s) load_next();
 
-  const uint32_t bs_u = smem_u32(bs);
   int tile = blockIdx.x, it = 0, slot = 0; // the chunk computed now
   Tile t = tile_of(tile, ntx, nty, OD, ntiles_xy, mblocks, PW);
+#if OVERLAP
+  // Bs twice: chunk git + 1 is transposed, in shares after each tap's MMAs, while chunk git's
+  // MMAs run (its raw region landed a chunk earlier: STAGES >= 3), so the tensor cores are not
+  // idle during the transpose; one barrier a chunk.
+  static_assert(STAGES >= 3, "conv_igemm: OVERLAP transposes the next chunk, which must have landed");
+  int tr_it = 0, tr_slot = 0, tr_tile = blockIdx.x; // the chunk transposed next
+  Tile tt = t;
+  auto tr_advance = [&]() {
+    if (++tr_slot == STAGES) tr_slot = 0;
+    if (++tr_it == NIT) {
+      tr_it = 0;
+      tr_tile += gridDim.x;
+      if (tr_tile < ntiles) tt = tile_of(tr_tile, ntx, nty, OD, ntiles_xy, mblocks, PW);
+    }
+  };
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2));
+  __syncthreads();
+  if (total > 0) {
+    transpose_chunk(bs, smem, in, tt, 0, tid, Cin, cin_g, D, H, W, PD, PH, 0, KT);
+    tr_advance();
+  }
+  for (int git = 0; git < total; ++git) {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 3));
+    __syncthreads(); // chunk git's Bs and chunk git + 1's region complete; chunk git - 1 done with
+    const bool next = git + 1 < total;
+    const unsigned char *st = smem + slot * STAGE_BYTES;
+    if (++slot == STAGES) slot = 0;
+    const unsigned char *stn = smem + tr_slot * STAGE_BYTES;
+    unsigned char *bsn = bs + ((git + 1) & 1) * BS_BYTES;
+    const uint32_t bs_u = smem_u32(bs + (git & 1) * BS_BYTES);
+#else
   for (int git = 0; git < total; ++git) {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2));
     __syncthreads(); // chunk git landed for every thread; every warp is done with chunk git - 1
     load_next();     // chunk git + STAGES - 1, into the stage chunk git - 1 used
     const unsigned char *st = smem + slot * STAGE_BYTES;
     if (++slot == STAGES) slot = 0;
-    transpose_chunk(bs, st, in, t, it, tid, Cin, cin_g, D, H, W, PD, PH);
+    transpose_chunk(bs, st, in, t, it, tid, Cin, cin_g, D, H, W, PD, PH, 0, KT);
     __syncthreads();
+    const uint32_t bs_u = smem_u32(bs);
+#endif
     const uint32_t as_u = smem_u32(st);
 #pragma unroll 1
     for (int tap = 0; tap < NT2; ++tap) {
@@ -360,7 +399,17 @@ conv_igemm(const ELEM *__restrict__ in, const ELEM *__restrict__ wr, ELEM *__res
 #pragma unroll
           for (int j = 0; j < NF; ++j) mma_step(acc[i][j], af[i], bf[j][0], bf[j][1]);
       }
+#if OVERLAP
+      if (tap == 0) load_next(); // chunk git + STAGES - 1, into the stage chunk git - 1 used
+      if (next) {
+        const int kb = tap * KPART, ke = kb + KPART < KT ? kb + KPART : KT;
+        if (kb < ke) transpose_chunk(bsn, stn, in, tt, tr_it, tid, Cin, cin_g, D, H, W, PD, PH, kb, ke);
+      }
+#endif
     }
+#if OVERLAP
+    if (next) tr_advance();
+#endif
     if (++it == NIT) {
       // the tile's outputs, from the fragments: acc[i][j][0..1] at row wm*64 + 16i + lane/4,
       // columns wn*NF*8 + 8j + 2(lane%4) + {0,1}; [2..3] at row + 8. A pair is one 4-byte (fp16) /
