@@ -39,8 +39,12 @@ tail -3 "$work/resume.out"
 check "journal complete" test "$(grep -vc '"journal"' "$j")" -eq "$total"
 # What a resume must reproduce: the cases, statuses and reasons. Every other column is a
 # measurement or its conditions (times, rho, clocks, power), which differ from run to run.
-strip() { awk -F, 'NR==1 {for (i=1;i<=NF;i++) if ($i ~ /^(params|dtype|status|reason)($|_)/) keep[i]=1}
-  {out=""; for (i=1;i<=NF;i++) if (keep[i]) out=out $i ","; print out}' "$1"; }
+# Parsed as CSV: a params cell holds commas inside its quotes.
+strip() { python3 -c '
+import csv, re, sys
+rows = list(csv.reader(open(sys.argv[1], newline="")))
+keep = [i for i, h in enumerate(rows[0]) if re.match(r"(params|dtype|status|reason)($|_)", h)]
+for r in rows: print(",".join(r[i] for i in keep))' "$1"; }
 check "same CSV files" diff <(cd "$work/full/resume/csv" && ls) <(cd "$work/part/resume/csv" && ls)
 for f in "$work"/full/resume/csv/*.csv; do
   b=$(basename "$f")

@@ -36,7 +36,7 @@ local verify = package.loaded["tb.verify"]
 
 local N = 4
 -- kind: honest | once | memo | mutate
-local function setup(kind, clock, kernels_per_run)
+local function setup(kind, clock, kernels_per_run, step_kind)
   local ins = { x = methods(tensor_of({ 1, 2, 3, 4 })) }
   local outs, refs = { out = methods(tensor_of({ 0, 0, 0, 0 })) }, { out = methods(tensor_of({ 0, 0, 0, 0 })) }
   local runs, memo = 0, nil
@@ -51,6 +51,7 @@ local function setup(kind, clock, kernels_per_run)
       if kind == "mutate" then for i = 1, N do ins.x.vals[i] = 0 end end
     end,
     kernels = function() return 1 end, steps = function() return 1 end,
+    describe = function() return { { kind = step_kind or "kernel", name = "add1" } } end,
   }
   local rplan = { run = function() add1(refs.out) end }
   local op = { name = "fake", dir = "/nonexistent", module = { inputs = function(case, ctx)
@@ -106,6 +107,14 @@ describe("checks.after", function()
     list = checks.after(setup("honest", "events"))
     assert.equal("skipped", list[2].status)
     assert.matches("cupti clock", list[2].reason)
+  end)
+  it("skips the count for a plan that calls a library or torch (one step, many kernels)", function()
+    for _, kind in ipairs({ "call", "copy" }) do
+      local list, refused = checks.after(setup("honest", "cupti", 3, kind))
+      assert.is_nil(refused)
+      assert.equal("skipped", list[2].status)
+      assert.matches("the plan makes a " .. kind .. " step %(add1%)", list[2].reason)
+    end
   end)
   it("draws the fresh inputs from another seed", function()
     assert.are_not.equal(42, checks.fresh_seed(42))
