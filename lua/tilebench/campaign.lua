@@ -262,7 +262,8 @@ end
 function M.resolve_item(op, name, mode, dtype, index, c, impls, protocol, gate)
   local it = { operator = name, mode = mode, dtype = dtype, case_index = index, case_id = c.id,
                params = c.params, seed = c.seed, impls = impls, protocol = protocol, gate = gate,
-               category = op.category, baseline = M.baseline_for(op, impls), _case = c, _category = op.category }
+               category = op.category, ceiling = op.ceiling, baseline = M.baseline_for(op, impls), _case = c,
+               _category = op.category }
   if op.config then
     local ok, flops, bytes, _, essential, essential_flops = pcall(require("tilebench.config").work, op.config, c)
     if ok then

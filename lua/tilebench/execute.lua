@@ -57,7 +57,7 @@ function M.case_metrics(it, rows, peaks)
       if row.ms then
         row.t_baseline = baseline and baseline.ms or nil
         row.t_lib = lib and lib.ms or nil
-        local m = metrics.compute(row, { peaks = peaks, category = it.category, dtype = it.dtype })
+        local m = metrics.compute(row, { peaks = peaks, category = it.category, ceiling = it.ceiling, dtype = it.dtype })
         for k, v in pairs(m) do row[k] = v end
         for name in pairs(metrics.COLUMNS) do
           if m[name] ~= nil then

@@ -26,7 +26,8 @@
 -- peaks.case_bandwidth: the best sustained DRAM rate, or for a working set near the L2 the rate
 -- measured at that size), else compute-bound (W = flops, P = the ceiling peaks.ceiling picks
 -- for its dtype and category: the matrix rate of the dtype for MatMul/Attn, the fp32 vector rate
--- otherwise). A case with no flops formula (or 0 flops) is memory-bound; one with flops but no
+-- otherwise; an operator's `ceiling` = "matrix" or "vector" (ctx.ceiling) overrides the category's:
+-- the convolutions, Stencil/Conv, are tensor-core GEMMs). A case with no flops formula (or 0 flops) is memory-bound; one with flops but no
 -- bytes is compute-bound (W = essential flops). ceiling_gbs: the memory ceiling used (memory-bound cases);
 -- l2_ratio = essential bytes / L2 bytes, l2_near = 1 when at most peaks.L2_NEAR, else 0.
 -- rho_tilebench: the same roofline on TileBench's bytes_expr against peaks.bandwidth (the copy
@@ -83,6 +84,8 @@ function M.compute(row, ctx)
   local ms = row.ms
   local dtype = row.dtype or ctx.dtype
   local category = row.category or ctx.category
+  -- an operator's declared ceiling class ("matrix", "vector") wins over its category's
+  local class = ctx.ceiling or category
   if positive(ms) then
     local t = ms * 1e-3
     m.latency_ms = ms
@@ -98,12 +101,12 @@ function M.compute(row, ctx)
     if p then
       local bw, where = peaks_mod.case_bandwidth(p, essential)
       if where.l2_ratio then m.l2_ratio, m.l2_near = where.l2_ratio, where.l2_near and 1 or 0 end
-      local roof = peaks_mod.roofline(p, eflops, essential, t, dtype, category, bw)
+      local roof = peaks_mod.roofline(p, eflops, essential, t, dtype, class, bw)
       if roof then
         m.ceiling_tflops, m.ceiling, m.bound, m.rho = roof.ceiling_tflops, roof.ceiling, roof.bound, roof.rho
         if roof.bound == "memory" then m.ceiling_gbs = bw end
       end
-      local tb = peaks_mod.roofline(p, flops, bytes, t, dtype, category, peaks_mod.bandwidth(p))
+      local tb = peaks_mod.roofline(p, flops, bytes, t, dtype, class, peaks_mod.bandwidth(p))
       if tb then m.rho_tilebench = tb.rho end
     end
     local baseline_ms = row.baseline_ms or row.t_baseline

@@ -95,6 +95,12 @@ local function check_module(name, path, mod)
   if mod.baseline ~= nil and mod.implementations[mod.baseline] == nil then
     error(string.format("%s: baseline '%s' is not an implementation", path, tostring(mod.baseline)), 0)
   end
+  -- The compute ceiling its rho is measured against, where its category's is not the right one
+  -- (docs/OPERATOR_FORMAT.md): "matrix" (the dtype's tensor-core rate) or "vector" (fp32 FMA).
+  if mod.ceiling ~= nil and mod.ceiling ~= "matrix" and mod.ceiling ~= "vector" then
+    error(string.format("%s: field 'ceiling' must be \"matrix\" or \"vector\", got %s", path,
+      require("tilebench.util").describe(mod.ceiling)), 0)
+  end
 end
 
 -- Sorted implementation names, baseline first.
@@ -170,7 +176,7 @@ function M.load(name)
   if trspec then known[#known + 1] = triton_impl.NAME end
   local op = { name = name, dir = dir, config = config, module = mod, impls = impls, known_impls = known,
                case_count = count, dtypes = grid.dtypes(axes), category = mod.category,
-               baseline = mod.baseline }
+               baseline = mod.baseline, ceiling = mod.ceiling }
   setmetatable(op, {__index = function(t, key)
     if key ~= "cases" then return nil end
     local cases = grid.expand(config, dir .. "/config.yaml")

@@ -57,9 +57,9 @@ M.mix_keys = {"read", "read2_write1", "copy", "driver_copy"}
 
 M.matrix_keys = {"fp16", "bf16", "tf32", "fp8_e4m3", "fp8_e4m3_fast_accum", "int8"}
 
-M.matrix_rates = {
-  ["MatMul/Attn"] = {fp16 = "fp16", bf16 = "bf16", fp32 = "tf32", fp8_e4m3 = "fp8_e4m3", int8 = "int8"},
-}
+local MATRIX = {fp16 = "fp16", bf16 = "bf16", fp32 = "tf32", fp8_e4m3 = "fp8_e4m3", int8 = "int8"}
+-- by category, and by the ceiling class an operator may declare (operator.lua's `ceiling`)
+M.matrix_rates = {["MatMul/Attn"] = MATRIX, matrix = MATRIX}
 
 local function fail(name, fmt, ...) error(name .. ": " .. string.format(fmt, ...), 0) end
 

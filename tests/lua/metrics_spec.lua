@@ -40,6 +40,16 @@ describe("metrics.compute", function()
     near(flops / (0.25e-3 * 800e12), m.rho)
   end)
 
+  it("measures an operator that declares the matrix ceiling against it, whatever its category", function()
+    local flops, bytes = 2 * 4096 ^ 3, 3 * 4096 * 4096 * 2
+    local row = {ms = 0.25, flops = flops, bytes = bytes, dtype = "fp16"}
+    local m = metrics.compute(row, {peaks = P, category = "Stencil/Conv", ceiling = "matrix"})
+    assert.are.equal("matrix_tflops.fp16", m.ceiling)
+    near(flops / (0.25e-3 * 800e12), m.rho)
+    assert.are.equal("fp32_tflops", metrics.compute(row, {peaks = P, category = "Stencil/Conv"}).ceiling)
+    assert.are.equal("fp32_tflops", metrics.compute(row, {peaks = P, category = "MatMul/Attn", ceiling = "vector"}).ceiling)
+  end)
+
   it("picks the bound by the ridge point of the dtype's ceiling", function()
     -- intensity 100: under fp16's matrix ridge (200), over the fp32 vector ridge (12.5)
     local row = {ms = 1.0, flops = 1e9, bytes = 1e7, dtype = "fp16"}
