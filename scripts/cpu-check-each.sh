@@ -20,7 +20,12 @@ for op in "${ops[@]}"; do
   timeout "$LIMIT" "$TILEBENCH" script tests/gpu/operators_cpu_check.lua "$op" > "$LOGDIR/$op.log" 2>&1
   rc=$?
   dt=$(echo "$(date +%s.%N) $t0" | awk '{printf "%.1f", $1 - $2}')
-  [ $rc -ne 0 ] && bad=1
-  printf '%-24s rc=%-3s %6s s  %s\n' "$op" "$rc" "$dt" "$(tail -n 1 "$LOGDIR/$op.log")"
+  last=$(tail -n 1 "$LOGDIR/$op.log")
+  if [ $rc -ne 0 ] && grep -q "no small cases for operator" "$LOGDIR/$op.log"; then
+    rc=- last="not in this check (the GEMMs are gpu_matmul_check's)"
+  elif [ $rc -ne 0 ] && [ $rc -ne 77 ]; then # 77: no GPU here, skipped
+    bad=1
+  fi
+  printf '%-24s rc=%-3s %6s s  %s\n' "$op" "$rc" "$dt" "$last"
 done
 exit $bad
