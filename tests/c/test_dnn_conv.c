@@ -78,7 +78,7 @@ static float *filled(int64_t n, unsigned seed) {
 static dnn_conv_desc conv(int nd, int64_t n, int64_t c, int64_t k, int64_t groups, const int64_t *in, int64_t window,
                           int64_t stride, int64_t padding, int64_t dilation) {
   dnn_conv_desc d = {.nd = nd, .n = n, .c = c, .k = k, .groups = groups, .type = DNN_F32};
-  for (int i = 0; i < nd; i++) {
+  for (int i = 0; i < nd && i < DNN_MAX_SPATIAL; i++) { /* the bound for gcc's -Warray-bounds */
     d.in[i] = in[i];
     d.window[i] = window;
     d.stride[i] = stride;
