@@ -152,7 +152,9 @@ typedef struct tb_libop {
   void *op; /* NULL while empty and once closed */
   const tb_libop_class *cls;
   int n_kept; /* user values (tensors) it keeps alive; dropped on close */
-  _Alignas(16) unsigned char data[]; /* inline_bytes of room for an inline op */
+  /* inline_bytes of room for an inline op, aligned as Lua aligns a userdata's block (8 bytes on
+   * x86-64: a larger _Alignas made every tb_libop misaligned, which UBSan reports) */
+  _Alignas(void *) _Alignas(int64_t) _Alignas(double) unsigned char data[];
 } tb_libop;
 
 /* Pushes a new, empty (closed) object of class c that keeps the n values at stack first ..

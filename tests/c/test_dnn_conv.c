@@ -166,9 +166,10 @@ static void conv_bad_arguments(void) {
   struct { dnn_conv_desc d; const char *says; } cases[] = {
     {conv(2, 1, 6, 4, 4, hw, 3, 1, 1, 1), "groups 4 must divide c = 6 and k = 4"},
     {conv(2, 1, 4, 4, 1, hw, 9, 1, 0, 1), "spatial dimension 0 gives no output"},
-    {conv(4, 1, 4, 4, 1, hw, 3, 1, 1, 1), "4 spatial dimensions"},
+    {conv(2, 1, 4, 4, 1, hw, 3, 1, 1, 1), "4 spatial dimensions"}, /* nd set to 4 below */
     {conv(2, 1, 4, 4, 1, hw, 3, 0, 1, 1), "must be positive"},
   };
+  cases[2].d.nd = 4; /* built as 2-d: conv() reads nd entries of hw */
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     dnn_graph *g = (dnn_graph *)1;
     CHECK(gpu_cuda_dnn.conv_create(&g, &cases[i].d) == GPU_ERR_INVALID && g == NULL &&
