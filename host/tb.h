@@ -26,6 +26,7 @@ typedef struct tb_dtype_info {
   const char *name;      /* "fp32" ... the name Lua and config.yaml use */
   int size;              /* bytes */
   int is_float;
+  double max_finite;     /* floats: the largest finite value (the lowest is its negation) */
 } tb_dtype_info;
 
 extern const tb_dtype_info tb_dtypes[TB_NDTYPES];

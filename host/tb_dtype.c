@@ -5,7 +5,8 @@
  *
  * Lua API (require "tb.dtype"):
  *   tb.dtype.names             {"fp32", "fp16", ...}: every canonical name, in table order
- *   tb.dtype.info[name]        {name=, c_type=, size=, is_float=, tensor=} for a canonical name
+ *   tb.dtype.info[name]        {name=, c_type=, size=, is_float=, tensor=, max_finite=} for a
+ *                              canonical name (max_finite: floats only, the largest finite value)
  *                              (tensor: whether tb.tensor can hold it; c_type: the backend's
  *                              kernel-language type, nil where it has none)
  *   tb.dtype.aliases[alias]    the canonical name of an alias ("float16" -> "fp16")
@@ -17,16 +18,16 @@
 #include "tb.h"
 
 const tb_dtype_info tb_dtypes[TB_NDTYPES] = {
-  [TB_FP32] = {"fp32", 4, 1},
-  [TB_FP16] = {"fp16", 2, 1},
-  [TB_BF16] = {"bf16", 2, 1},
-  [TB_FP8_E4M3] = {"fp8_e4m3", 1, 1},
+  [TB_FP32] = {"fp32", 4, 1, 3.4028234663852886e38},
+  [TB_FP16] = {"fp16", 2, 1, 65504.0},
+  [TB_BF16] = {"bf16", 2, 1, 3.3895313892515355e38},
+  [TB_FP8_E4M3] = {"fp8_e4m3", 1, 1, 448.0},
   [TB_INT8] = {"int8", 1, 0},
   [TB_UINT8] = {"uint8", 1, 0},
   [TB_INT32] = {"int32", 4, 0},
   [TB_INT64] = {"int64", 8, 0},
   /* known names without tensor support */
-  [TB_FP8_E5M2] = {"fp8_e5m2", 1, 1},
+  [TB_FP8_E5M2] = {"fp8_e5m2", 1, 1, 57344.0},
   [TB_INT16] = {"int16", 2, 0},
 };
 
@@ -84,6 +85,7 @@ int luaopen_tb_dtype(lua_State *L) {
     lua_pushstring(L, b->kernel_type ? b->kernel_type(d->name) : NULL); lua_setfield(L, -2, "c_type");
     lua_pushinteger(L, d->size); lua_setfield(L, -2, "size");
     lua_pushboolean(L, d->is_float); lua_setfield(L, -2, "is_float");
+    if (d->is_float) { lua_pushnumber(L, d->max_finite); lua_setfield(L, -2, "max_finite"); }
     lua_pushboolean(L, i < TB_NDEVICE_DTYPES); lua_setfield(L, -2, "tensor");
     lua_setfield(L, -2, d->name);
   }

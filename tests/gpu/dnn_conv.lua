@@ -126,7 +126,6 @@ end
 -- cuDNN's max pooling starts each window at the dtype's lowest finite value, where max_pool2d
 -- starts at -inf: a window holding only -inf gives the lowest finite value (measured on the H200,
 -- cuDNN 9, 2026-12-02; docs/CONV.md). `lowest`, where given, is that start.
-local LOWEST = { fp32 = -3.4028234663852886e38, fp16 = -65504.0, bf16 = -3.3895313892515355e38 }
 local function pool_cpu(ps, x, lowest)
   local ho = (ps.h + 2 * ps.padding - ps.window) // ps.stride + 1
   local wo = (ps.w + 2 * ps.padding - ps.window) // ps.stride + 1
@@ -172,7 +171,7 @@ for _, dt in ipairs({ "fp32", "fp16", "bf16" }) do
       for r = ps.h - 3, ps.h - 1 do for c = ps.w - 3, ps.w - 1 do v[r * ps.w + c + 1] = -math.huge end end
     end
     local x = tensor.from_table(v, dt, { nx })
-    local want = pool_cpu(ps, x:to_host(), LOWEST[dt])
+    local want = pool_cpu(ps, x:to_host(), -require("tb.dtype").info[dt].max_finite)
     local y = tensor.empty({ #want }, dt)
     verify.poison(y)
     local spec = { n = ps.n, c = ps.c, h = ps.h, w = ps.w, window = ps.window, stride = ps.stride, padding = ps.padding }

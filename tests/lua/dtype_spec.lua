@@ -7,7 +7,12 @@ describe("tb.dtype", function()
   it("lists each dtype with its C type, size and kind", function()
     assert.are.same({"fp32", "fp16", "bf16", "fp8_e4m3", "int8", "uint8", "int32", "int64", "fp8_e5m2", "int16"},
                     dtype.names)
-    assert.are.same({name = "fp16", c_type = "__half", size = 2, is_float = true, tensor = true}, dtype.info.fp16)
+    assert.are.same({name = "fp16", c_type = "__half", size = 2, is_float = true, tensor = true, max_finite = 65504},
+                    dtype.info.fp16)
+    assert.are.equal(448, dtype.info.fp8_e4m3.max_finite)
+    assert.are.equal(3.3895313892515355e38, dtype.info.bf16.max_finite)
+    assert.are.equal(3.4028234663852886e38, dtype.info.fp32.max_finite)
+    assert.are.equal(57344, dtype.info.fp8_e5m2.max_finite)
     assert.are.same({name = "int64", c_type = "int64_t", size = 8, is_float = false, tensor = true}, dtype.info.int64)
     assert.are.equal("__nv_fp8_e4m3", dtype.info.fp8_e4m3.c_type)
     assert.is_false(dtype.info.fp8_e5m2.tensor)

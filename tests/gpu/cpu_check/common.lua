@@ -45,8 +45,9 @@ end
 
 local function round_to(dtype, v)
   if dtype == "fp32" then return (string.unpack("f", string.pack("f", v))) end
-  if dtype == "fp16" then return round_bits(v, 11, -14, 65504) end
-  if dtype == "bf16" then return round_bits(v, 8, -126, 3.3895313892515355e38) end
+  local max = require("tb.dtype").info[dtype] and require("tb.dtype").info[dtype].max_finite
+  if dtype == "fp16" then return round_bits(v, 11, -14, max) end
+  if dtype == "bf16" then return round_bits(v, 8, -126, max) end
   error("round_to: " .. dtype)
 end
 
