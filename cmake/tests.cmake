@@ -46,10 +46,29 @@ foreach(t ${TB_CLI_TESTS})
   set_tests_properties(cli_${n} PROPERTIES ENVIRONMENT "${TB_TEST_ENV}" SKIP_RETURN_CODE 77 LABELS cli)
 endforeach()
 
+# The GPU tests that only check results (no time, status gate or rate in what they assert) may
+# share the device, so `ctest -L gpu -j N` runs them side by side; every other GPU test measures
+# and runs alone (RUN_SERIAL). The CPU check of the operators is one test per family
+# (tests/gpu/cpu_check/<family>.lua), the longest part of the GPU suite.
+set(TB_GPU_SHARED matmul_check verify tensor device_kernel dnn_conv dnn_lib_operators dnn_batchnorm
+    dnn_sdpa blas blas_exit triton_launch refine_scripted)
 file(GLOB TB_GPU_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/gpu/*.lua ${CMAKE_SOURCE_DIR}/tests/gpu/*.sh)
 foreach(t ${TB_GPU_TESTS})
   get_filename_component(n ${t} NAME_WE)
   get_filename_component(ext ${t} EXT)
+  if(n STREQUAL "operators_cpu_check")
+    file(GLOB fams CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/gpu/cpu_check/*.lua)
+    foreach(f ${fams})
+      get_filename_component(fam ${f} NAME_WE)
+      if(NOT fam STREQUAL "common")
+        add_test(NAME gpu_${n}_${fam} COMMAND tilebench script ${t} --family ${fam}
+                 WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+        set_tests_properties(gpu_${n}_${fam} PROPERTIES ENVIRONMENT "${TB_TEST_ENV}" SKIP_RETURN_CODE 77
+                             LABELS gpu TIMEOUT 600)
+      endif()
+    endforeach()
+    continue()
+  endif()
   if(ext STREQUAL ".sh")
     add_test(NAME gpu_${n} COMMAND bash ${t} WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
   else()
@@ -57,6 +76,9 @@ foreach(t ${TB_GPU_TESTS})
   endif()
   set_tests_properties(gpu_${n} PROPERTIES ENVIRONMENT "${TB_TEST_ENV}" SKIP_RETURN_CODE 77
                        LABELS gpu TIMEOUT 600)
+  if(NOT n IN_LIST TB_GPU_SHARED)
+    set_tests_properties(gpu_${n} PROPERTIES RUN_SERIAL TRUE)
+  endif()
 endforeach()
 
 # One test per operator folder: compile every kernel it uses (reference and each

@@ -66,9 +66,9 @@ for s in "$@"; do
     info)
       stage info bash -c "nvidia-smi; nvidia-smi -q -d CLOCK | head -40; $TB --version; $TB devices" ;;
     ctest)
-      stage ctest bash -c "cd build && ctest -L gpu -E 'gpu_isolation|gpu_resume' --output-on-failure --timeout 300" ;;
+      stage ctest bash -c "cd build && ctest -L gpu -E 'gpu_isolation|gpu_resume' -j \${CTEST_JOBS:-4} --output-on-failure --timeout 300" ;;
     ctest-all)
-      stage ctest-all bash -c "cd build && ctest -L gpu --output-on-failure --timeout 400" ;;
+      stage ctest-all bash -c "cd build && ctest -L gpu -j \${CTEST_JOBS:-4} --output-on-failure --timeout 400" ;;
     ctest-slow)
       stage ctest-slow bash -c "cd build && ctest -R 'gpu_isolation|gpu_resume' --output-on-failure --timeout 400" ;;
     vector_add)

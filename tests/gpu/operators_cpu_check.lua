@@ -12,9 +12,12 @@
 --   3. where a family says so, triton's default too (where triton imports), and the family's
 --      stated-rule checks on planted inputs (ties, NaN, out-of-range values, replayed plans ...):
 --      each family file's head says which.
--- One ctest (gpu_operators_cpu_check); the families share cpu_check/common.lua (rounding,
--- comparisons, the configuration spread, the driver). Exits 77 (skipped) where no device is present.
--- usage: tilebench script tests/gpu/operators_cpu_check.lua [--compile-only] [OPERATOR ...]
+-- One ctest per family (gpu_operators_cpu_check_<family>, run with --family): they need no timing,
+-- so ctest may run them side by side (cmake/tests.cmake); the families share cpu_check/common.lua
+-- (rounding, comparisons, the configuration spread, the driver). Exits 77 (skipped) where no device
+-- is present.
+-- usage: tilebench script tests/gpu/operators_cpu_check.lua [--compile-only] [--family NAME] [OPERATOR ...]
+--   --family NAME: the operators of tests/gpu/cpu_check/NAME.lua (with any named after it)
 --   --compile-only: no device needed; compiles every kernel the check would run into the NVRTC
 --   cache ($TILEBENCH_CACHE_DIR), in compile-only contexts as `tilebench compile` does, so a GPU
 --   machine spends its time on the checks (hundreds of configurations: minutes of NVRTC).
@@ -32,7 +35,26 @@ local FAMILIES = { "pointwise", "reduction", "matmul", "attention", "stencil", "
 local dir = (arg[0] or ""):match("^(.*)/[^/]*$") or "."
 package.path = dir .. "/?.lua;" .. package.path
 local common = require("cpu_check.common")
-for _, f in ipairs(FAMILIES) do common.register(require("cpu_check." .. f)) end
+local mods = {}
+for _, f in ipairs(FAMILIES) do
+  mods[f] = require("cpu_check." .. f)
+  common.register(mods[f])
+end
 local words = {}
-for i = 1, #arg do words[i] = arg[i] end
+local i = 1
+while i <= #arg do
+  if arg[i] == "--family" then
+    local fam = mods[arg[i + 1] or ""]
+    if not fam then
+      io.stderr:write("operators_cpu_check: --family wants one of ", table.concat(FAMILIES, ", "),
+        ", not '", tostring(arg[i + 1]), "'\n")
+      os.exit(2)
+    end
+    for _, n in ipairs(fam.order) do words[#words + 1] = n end
+    i = i + 2
+  else
+    words[#words + 1] = arg[i]
+    i = i + 1
+  end
+end
 os.exit(common.main(words))
