@@ -18,20 +18,32 @@ function op.outputs(case, ins, ctx)
   return { out = ctx.empty({ 2 * case.params.n }, case.dtype) }
 end
 
--- The reference (interleave_ref.cu: one thread per element of out, so its count is 2n) and
--- `cuda` (interleave.cu: a thread's vector is VE pairs, so its count is n). Default BLOCK 128 x
--- UNROLL 2, as matrix_copy (docs/LAYOUT.md).
+-- The reference (interleave_ref.cu: one thread per element of out, so its count is 2n).
 local args = function(ins, outs, _, ctx, case) return { ins.A, ins.B, outs.out, ctx.i64(case.params.n) } end
 local reference = oplib.pointwise {
   name = "interleave",
   count = function(case) return 2 * case.params.n end,
   args = args,
 }
-local _, cuda = oplib.pointwise {
-  name = "interleave",
-  count = function(case) return case.params.n end,
-  args = args,
-  default = { BLOCK = 128, UNROLL = 2, WAVES = 0 },
+-- `cuda` (interleave.cu): a thread's vector is 16 bytes of A and of B (HALF = 0, the warp's
+-- stores made contiguous by shuffle) or 8 bytes of each (HALF = 1), so VE = 16 or 8 bytes of
+-- the dtype pairs; oplib's point-wise space and grid, with HALF beside BLOCK, UNROLL and WAVES.
+-- Default BLOCK 128 x UNROLL 2, as matrix_copy (docs/LAYOUT.md).
+local space = { HALF = { 0, 1 } }
+for k, v in pairs(oplib.POINTWISE_SPACE) do space[k] = { table.unpack(v) } end
+local cuda = {
+  source = "interleave.cu",
+  description = "16-byte loads of A and B, UNROLL vectors per thread in flight, PRMT interleave, each warp store 512 contiguous bytes (a shuffle exchange, or 8-byte loads with HALF = 1), grid-stride chunks",
+  default = { BLOCK = 128, UNROLL = 2, WAVES = 0, HALF = 0 },
+  space = space,
+  plan = function(case, ins, outs, cfg, ctx)
+    local n = case.params.n
+    local f = ctx:kernel("interleave.cu", "interleave_cuda",
+      { DTYPE = ctx.ctype(case.dtype), BLOCK = cfg.BLOCK, UNROLL = cfg.UNROLL, HALF = cfg.HALF })
+    local ve = (cfg.HALF == 1 and 8 or 16) // ctx.dtype_size(case.dtype)
+    return ctx.plan { { fn = f, grid = { oplib.pointwise_grid(n, case.dtype, cfg, ctx, ve) }, block = { cfg.BLOCK },
+                        args = args(ins, outs, n, ctx, case) } }
+  end,
 }
 op.reference = reference
 op.implementations = {
