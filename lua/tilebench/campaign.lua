@@ -192,8 +192,8 @@ function M.select_operators(s, loader)
         for _, n in ipairs(all) do
           -- An operator that does not load might be in the category: it is kept, so planning
           -- reports it as failed rather than dropping it unseen.
-          local ok, op = pcall(loader.load, n)
-          if not ok or op.category == w then add(n) end
+          local loaded, op = pcall(loader.load, n)
+          if not loaded or op.category == w then add(n) end
         end
       else
         add(w)

@@ -139,10 +139,10 @@ function M.implementation(rank)
       local bm, bn, bk, cl, split = r.bm, r.bn, r.bk, r.cl, r.split
       local s, m, taps = extents(t)
       local cin_g, cout_g = t.cin // t.groups, t.cout // t.groups
-      local function transpose(src, dst, r, c, batch)
+      local function transpose(src, dst, rows, cols, batch)
         return ctx:triton { file = "conv_triton.py", kernel = "conv_transpose_kernel",
-          grid = { ctx.cdiv(r, TT) * ctx.cdiv(c, TT), batch },
-          args = { src = src, dst = dst, R = ctx.i32(r), C = ctx.i32(c) },
+          grid = { ctx.cdiv(rows, TT) * ctx.cdiv(cols, TT), batch },
+          args = { src = src, dst = dst, R = ctx.i32(rows), C = ctx.i32(cols) },
           constexprs = { TR = TT, TC = TT }, num_warps = 4, num_stages = 1 }
       end
       local wt = ctx.empty({ taps * t.cout * cin_g }, case.dtype)

@@ -111,8 +111,8 @@ do
   local map = launch.tensormap(t, { dims = { 96, 64 }, strides = { 192 }, box = { 64, 32 }, swizzle = 128 })
   check(type(map) == "string" and #map == 128, "tensormap: %s bytes", tostring(map and #map))
   local function refused(spec, want)
-    local okm, e = pcall(launch.tensormap, t, spec)
-    check(not okm and tostring(e):find(want, 1, true), "tensormap %s: %s", want, tostring(e))
+    local okt, e = pcall(launch.tensormap, t, spec)
+    check(not okt and tostring(e):find(want, 1, true), "tensormap %s: %s", want, tostring(e))
   end
   refused({ dims = { 96, 65 }, strides = { 192 }, box = { 64, 32 }, swizzle = 128 }, "reach 12480 bytes but the tensor has 12288")
   refused({ dims = { 96, 64 }, strides = { 200 }, box = { 64, 32 } }, "is not a multiple of 16 bytes")

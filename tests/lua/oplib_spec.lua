@@ -157,7 +157,6 @@ describe("oplib families", function()
 end)
 
 describe("oplib.row_resolve", function()
-  local oplib = require("oplib")
   local h200 = { cc_major = 9, smem_per_block_optin = 232448 }
   local auto = { TPR = 0, BLOCK = 0, RPG = 1, STAGES = -1 }
   it("takes min_bytes per dtype from a table, and leaves dtypes it does not name in registers", function()

@@ -21,12 +21,12 @@ function M.run(args)
   for i = 2, #args do script_arg[i - 1] = args[i] end
   arg = script_arg
   -- A tb.error keeps its class (cli.lua exits 2 for no_driver) and carries the traceback.
-  local ok, e = xpcall(chunk, function(err)
-    if errors.class(err) then
-      err.traceback = debug.traceback("", 2)
-      return err
+  local ok, e = xpcall(chunk, function(failure)
+    if errors.class(failure) then
+      failure.traceback = debug.traceback("", 2)
+      return failure
     end
-    return debug.traceback(err, 2)
+    return debug.traceback(failure, 2)
   end, table.unpack(script_arg))
   if not ok then error(e, 0) end
   return 0

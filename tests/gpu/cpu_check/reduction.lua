@@ -173,17 +173,17 @@ function cpu.histogramming(c, h)
 end
 
 function cpu.batch_normalization(c, h)
-  local N, C, eps = c.params.N, c.params.C, c.params.eps
+  local N, NCH, eps = c.params.N, c.params.C, c.params.eps
   local out = {}
-  for ch = 1, C do
+  for ch = 1, NCH do
     local s = 0
-    for n = 0, N - 1 do s = s + h.x[n * C + ch] end
+    for n = 0, N - 1 do s = s + h.x[n * NCH + ch] end
     local mean = s / N
     local v = 0
-    for n = 0, N - 1 do v = v + (h.x[n * C + ch] - mean) ^ 2 end
+    for n = 0, N - 1 do v = v + (h.x[n * NCH + ch] - mean) ^ 2 end
     local rstd = 1 / math.sqrt(v / N + eps)
     for n = 0, N - 1 do
-      out[n * C + ch] = round_to(c.dtype, (h.x[n * C + ch] - mean) * rstd * h.gamma[ch] + h.beta[ch])
+      out[n * NCH + ch] = round_to(c.dtype, (h.x[n * NCH + ch] - mean) * rstd * h.gamma[ch] + h.beta[ch])
     end
   end
   return out

@@ -45,7 +45,7 @@ end
 -- generated kernel is checked too: values in [0, 1] summing to 1 within the dtype's rounding.
 function cpu.gaussian_blur(c, h)
   local p = c.params
-  local R, C, kr, kc = p.input_rows, p.input_cols or p.input_rows, p.kernel_rows, p.kernel_cols
+  local R, NC, kr, kc = p.input_rows, p.input_cols or p.input_rows, p.kernel_rows, p.kernel_cols
   local x, w, out = h.input, h.kernel, {}
   local sum, bad = 0, false
   for i = 1, kr * kc do
@@ -58,19 +58,19 @@ function cpu.gaussian_blur(c, h)
   end
   local hr, hc = kr // 2, kc // 2
   for r = 0, R - 1 do
-    for col = 0, C - 1 do
+    for col = 0, NC - 1 do
       local s = 0.0
       for a = 0, kr - 1 do
         local rr = r + a - hr
         if rr >= 0 and rr < R then
-          local base, wb = rr * C + 1, a * kc + 1
+          local base, wb = rr * NC + 1, a * kc + 1
           for b = 0, kc - 1 do
             local cc = col + b - hc
-            if cc >= 0 and cc < C then s = s + x[base + cc] * w[wb + b] end
+            if cc >= 0 and cc < NC then s = s + x[base + cc] * w[wb + b] end
           end
         end
       end
-      out[r * C + col + 1] = round_to(c.dtype, s)
+      out[r * NC + col + 1] = round_to(c.dtype, s)
     end
   end
   return out
