@@ -38,7 +38,8 @@ fi
 mkdir -p "$OUTDIR"
 OUTDIR=$(cd "$OUTDIR" && pwd)
 # shellcheck disable=SC2086
-plain() { # RESULTS-ROOT LOG: the unsharded run of SEL
+plain() { # RESULTS-ROOT LOG: the unsharded run of SEL (one per OUTDIR: the second stage reuses it)
+  if [ -d "$1/$LABEL/csv" ]; then echo "unsharded run: reused ($1)"; return; fi
   TILEBENCH_RESULTS_DIR=$1 "$TB" run $SEL --gpu $LABEL --quiet >"$2" 2>&1
   echo "unsharded run: rc=$? ($(tail -n 1 "$2"))"
 }
@@ -49,7 +50,7 @@ case $STAGE in
     # shellcheck disable=SC2086
     TILEBENCH_RESULTS_DIR=$OUTDIR/devices0 "$TB" run $SEL --gpu $LABEL --quiet --devices 0 >"$OUTDIR/devices0.log" 2>&1
     echo "--devices 0: rc=$? ($(tail -n 1 "$OUTDIR/devices0.log"))"
-    python3 scripts/csv_diff.py "$OUTDIR/plain/$LABEL/csv" "$OUTDIR/devices0/$LABEL/csv" | tee "$OUTDIR/diff.txt"
+    python3 scripts/csv_diff.py "$OUTDIR/plain/$LABEL/csv" "$OUTDIR/devices0/$LABEL/csv" | tee "$OUTDIR/diff-devices0.txt"
     exit "${PIPESTATUS[0]}"
     ;;
   slurm)
@@ -82,7 +83,7 @@ case $STAGE in
     echo "array and merge ended in $(( $(date +%s) - t0 )) s"
     cp -r "$res/$LABEL/slurm/h200/logs" "$OUTDIR/slurm-logs" 2>/dev/null
     tail -n 3 "$OUTDIR"/slurm-logs/merge-*.out
-    python3 scripts/csv_diff.py "$OUTDIR/plain/$LABEL/csv" "$res/$LABEL/csv" | tee "$OUTDIR/diff.txt"
+    python3 scripts/csv_diff.py "$OUTDIR/plain/$LABEL/csv" "$res/$LABEL/csv" | tee "$OUTDIR/diff-slurm.txt"
     exit "${PIPESTATUS[0]}"
     ;;
   *) echo "unknown stage '$STAGE' (devices0, slurm)"; exit 2 ;;
