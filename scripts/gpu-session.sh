@@ -112,14 +112,13 @@ for s in "$@"; do
         *-cooldown) pflags="$pflags --conditions cooldown" ;;
         *-sequential) pflags="$pflags --conditions sequential" ;;
       esac
-      STAGE_TIMEOUT=${STAGE_TIMEOUT:-580} stage "$s" env FLAGS="$pflags" bash bench/power/order.sh "$OUTDIR/$s" $which
+      STAGE_TIMEOUT=${STAGE_TIMEOUT:-580} stage "$s" env FLAGS="$pflags" bash bench/power/order.sh "$LOGS/$s.d" $which
       mkdir -p bench/results
-      cp "$OUTDIR/$s/order.md" "bench/results/power_order_H200${rest//-/_}.md" 2>/dev/null
-      cp "$OUTDIR/$s/order.md" "$LOGS/$s.md" 2>/dev/null ;;
+      cp "$LOGS/$s.d/order.md" "bench/results/power_order_H200${rest//-/_}.md" 2>/dev/null ;;
     matmul)
       stage matmul bash bench/matmul/run.sh "$TB" ;;
     fidelity)
-      stage fidelity bash bench/timing_fidelity/run.sh "$OUTDIR/fidelity" ;;
+      stage fidelity bash bench/timing_fidelity/run.sh "$LOGS/fidelity.d" ;;
     fidelity-operators)
       # bench/timing_fidelity/operators.sh (issue 19, section 2): the cuda kernels of 10 operators
       # timed by `tilebench run` and by ncu (the same cubins from the NVRTC cache, the same cases),
@@ -144,7 +143,7 @@ for s in "$@"; do
       # Its own cache outside the tree and OUTDIR (both are fresh each call of the device tool;
       # the machine's /tmp stays while it is held): emptied for the cold stage, reused by the warm
       # one, which must run in a later call on the same machine (each may take ~10 minutes).
-      # Wall time in OUTDIR/<stage>.wall_s; the run's precompile line and provenance.json hold
+      # Wall time in OUTDIR/logs/<stage>.wall_s (in session.tgz); the run's precompile line and provenance.json hold
       # the compile phase's share.
       ops=$OPS
       acache=${AUTOTUNE_CACHE:-/tmp/tilebench-autotune-cache}
@@ -156,7 +155,7 @@ for s in "$@"; do
       t0=$(date +%s.%N)
       TILEBENCH_CACHE_DIR=$acache STAGE_TIMEOUT=${STAGE_TIMEOUT:-560} \
         stage "$s" "$TB" run --operator "$ops" --gpu H200 --autotune --quiet
-      echo "$(date +%s.%N) $t0" | awk '{printf "%.1f\n", $1 - $2}' > "$OUTDIR/$s.wall_s"
+      echo "$(date +%s.%N) $t0" | awk '{printf "%.1f\n", $1 - $2}' > "$LOGS/$s.wall_s"
       grep -E "precompile:|^run .* finished|stopped" "$LOGS/$s.log" | sed 's/^/    /' >> "$summary" ;;
     autotune-resume)
       # The run a call's limit cut (its id in $RUN_ID), resumed with the autotune stages' cache on
@@ -182,14 +181,13 @@ for s in "$@"; do
       STAGE_TIMEOUT=${STAGE_TIMEOUT:-400} stage crosscheck bash bench/torch/crosscheck.sh "$TB" "$ROOT/bench/results/torch" "$OPS" ;;
     autotune-agreement-1|autotune-agreement-2|autotune-agreement-3)
       # One chunk of operators each (a command of the device tool may run 10 minutes); the table
-      # is in the log and OUTDIR/<stage>/agreement.md.
+      # is in the log and logs/<stage>.d/agreement.md (in session.tgz).
       case $s in
         *-1) chunk="softmax layernorm rmsnorm" ;;
         *-2) chunk="argmax mean_reduction matmul_fp32_fp16_fp8" ;;
         *-3) chunk="batched_matmul vector_add mul2 relu sigmoid swiglu" ;;
       esac
-      STAGE_TIMEOUT=${STAGE_TIMEOUT:-560} stage "$s" bash bench/autotune/agreement.sh "$OUTDIR/$s" $chunk
-      cp "$OUTDIR/$s/agreement.md" "$LOGS/$s.md" 2>/dev/null ;;
+      STAGE_TIMEOUT=${STAGE_TIMEOUT:-560} stage "$s" bash bench/autotune/agreement.sh "$LOGS/$s.d" $chunk ;;
     torch)
       STAGE_TIMEOUT=${STAGE_TIMEOUT:-600} stage torch-test bash -c "cd build && ctest -R gpu_torch_operators --output-on-failure --timeout 600"
       STAGE_TIMEOUT=${STAGE_TIMEOUT:-900} stage torch-crosscheck bash bench/torch/crosscheck.sh "$TB" "$ROOT/bench/results/torch" ;;
@@ -240,10 +238,14 @@ done
 # bench tables and the logs; journals.tgz the runs' journals (from which `tilebench merge` rebuilds
 # CSVs and raw/), split into journals.tgz.NN pieces of 15 MiB where larger (cat them | tar xz).
 # Raw samples stay behind: the journal holds them too.
+# A second invocation with the same OUTDIR (two in one device call) keeps the first's bundles:
+# its own are session-2.tgz, journals-2.tgz, ... (the stage work folders are under logs/, <stage>.d).
+sfx=""; i=2
+while [ -e "$OUTDIR/session$sfx.tgz" ] || [ -e "$OUTDIR/session$sfx.tgz.00" ]; do sfx="-$i"; i=$((i + 1)); done
 (cd "$ROOT" && find results peaks bench/results -type f -newer "$STAMP" ! -path '*/raw/*' ! -name journal.jsonl -print0 2>/dev/null |
-  tar czf "$OUTDIR/session.tgz" --null -T - --transform 's,^,tree/,' -C "$OUTDIR" logs)
-(cd "$ROOT" && find results -type f -name journal.jsonl -newer "$STAMP" -print0 | tar czf "$OUTDIR/journals.tgz" --null -T -)
-for f in session.tgz journals.tgz; do
+  tar czf "$OUTDIR/session$sfx.tgz" --null -T - --transform 's,^,tree/,' -C "$OUTDIR" logs)
+(cd "$ROOT" && find results -type f -name journal.jsonl -newer "$STAMP" -print0 | tar czf "$OUTDIR/journals$sfx.tgz" --null -T -)
+for f in "session$sfx.tgz" "journals$sfx.tgz"; do
   if [ "$(stat -c %s "$OUTDIR/$f")" -gt 15728640 ]; then
     split -b 15m -d "$OUTDIR/$f" "$OUTDIR/$f." && rm "$OUTDIR/$f"
   fi
