@@ -2,7 +2,7 @@
 -- modified. Values only: stability cannot show in the output, and int32 has no NaN, so every
 -- implementation's output is the one sorted sequence (docs/SORTING.md states the rules).
 -- Reference: a bitonic network in global memory (operators/_shared/sort_ref.cu). `cuda`: an LSD
--- radix sort, 8-bit digits, onesweep-style passes with decoupled look-back (radix_sort.cu).
+-- radix sort, 8-bit digits, onesweep passes with decoupled look-back (radix_sort.cu).
 -- `triton`: the same digits in reduce-then-scan passes, the in-program rank by tl.sort
 -- (radix_sort_triton.py says why). `lib`: CUB's DeviceRadixSort::SortKeys (libtb_cub, built with
 -- nvcc where it is found; tb.cub).
@@ -56,29 +56,34 @@ op.implementations = {
   lib = lib,
   cuda = {
     source = "radix_sort.cu",
-    description = "LSD radix sort, four 8-bit passes: one histogram kernel for all passes, then per pass one kernel of BLOCK x ITEMS-key tiles: stable warp ranking by ballots, decoupled look-back over tiles' digit counts, shared-memory scatter, coalesced digit runs out",
-    default = { BLOCK = 256, ITEMS = 16 },
-    space = { BLOCK = { 256, 512, 1024 }, ITEMS = { 8, 12, 16, 20 } },
+    description = "LSD radix sort, four 8-bit passes (onesweep): one histogram kernel for all passes, then per pass one kernel of BLOCK x ITEMS-key tiles: early digit counts published before the rank, stable warp ranking by ballots straight into shared memory, decoupled look-back over LB tiles at a time, coalesced digit runs out",
+    -- CUB's tile for int32 keys on sm_90 (384 x 20; ptxas gives this configuration 48 registers,
+    -- three blocks an SM) and a look-back window of 4 (docs/SORTING.md)
+    default = { BLOCK = 384, ITEMS = 20, LB = 4 },
+    space = { BLOCK = { 256, 384, 512 }, ITEMS = { 12, 16, 20, 24, 28 }, LB = { 1, 4, 8 } },
     supports = supports,
-    -- registers: ITEMS keys and ITEMS ranks a thread plus about 24 (what __launch_bounds__(BLOCK)
-    -- leaves a thread); shared memory: the tile, a 256-counter row per warp, the digit tables
+    -- registers: ITEMS keys a thread plus about 24 (what __launch_bounds__(BLOCK) leaves a
+    -- thread); shared memory: the tile, a 256-counter row per warp, the digit bases
     valid = function(case, cfg)
-      local smem = cfg.BLOCK * cfg.ITEMS * 4 + (cfg.BLOCK // 32) * RADIX * 4 + RADIX * 12 + 64
-      return 2 * cfg.ITEMS + 24 <= math.min(255, 65536 // cfg.BLOCK) and smem <= SMEM_OPTIN
+      local smem = cfg.BLOCK * cfg.ITEMS * 4 + (cfg.BLOCK // 32) * RADIX * 4 + RADIX * 4 + 64
+      return cfg.BLOCK >= RADIX and cfg.BLOCK % 32 == 0 and cfg.ITEMS + 24 <= math.min(255, 65536 // cfg.BLOCK)
+        and smem <= SMEM_OPTIN
     end,
     plan = function(case, ins, outs, cfg, ctx)
       local n = case.params.n
       local nt = tiles(n, cfg)
-      local defs = { SORT_KIND = 1, BLOCK = cfg.BLOCK, ITEMS = cfg.ITEMS }
-      local ws = ctx.empty({ PASSES * nt * RADIX + PASSES * RADIX + PASSES }, "int32")
+      local defs = { SORT_KIND = 1, BLOCK = cfg.BLOCK, ITEMS = cfg.ITEMS, LB = cfg.LB }
+      -- status[4][nt][256] | hist[4][256] | counters[4] | the histogram blocks' done counter
+      local ws = ctx.empty({ PASSES * nt * RADIX + PASSES * RADIX + PASSES + 1 }, "int32")
       local tmp = ctx.empty({ n }, "int32")
-      -- 4 blocks a SM stream the input; each block adds its 1024 counts to the same 1024 words
-      local hist_grid = math.max(1, math.min(ctx.cdiv(n, 4096), (ctx.props.sm_count or 132) * 4))
+      -- 4 blocks a SM stream the input, 4 vectors of 4 keys a thread at a time; each block adds
+      -- its 1024 counts to the same 1024 words
+      local hist_grid = math.max(1, math.min(ctx.cdiv(n, 4 * 4 * 256), (ctx.props.sm_count or 132) * 4))
       local steps = {
         { fn = ctx:kernel("radix_sort.cu", "radix_sort_zero", defs), grid = { 1 }, block = { 256 },
-          args = { ws, ctx.i64(nt) } },
+          args = { ws, ctx.i32(nt) } },
         { fn = ctx:kernel("radix_sort.cu", "radix_sort_hist", defs), grid = { hist_grid }, block = { 256 },
-          args = { ins.input, ws, ctx.i64(n), ctx.i64(nt) } },
+          args = { ins.input, ws, ctx.i32(n), ctx.i32(nt) } },
       }
       -- input -> tmp -> out -> tmp -> out: the input is only read
       local pass_fn = ctx:kernel("radix_sort.cu", "radix_sort_pass", defs)
@@ -86,7 +91,7 @@ op.implementations = {
       local to = { tmp, outs.out, tmp, outs.out }
       for p = 0, PASSES - 1 do
         steps[#steps + 1] = { fn = pass_fn, grid = { nt }, block = { cfg.BLOCK }, smem = cfg.BLOCK * cfg.ITEMS * 4,
-                              args = { from[p + 1], to[p + 1], ws, ctx.i64(n), ctx.i64(nt), ctx.i32(p) } }
+                              args = { from[p + 1], to[p + 1], ws, ctx.i32(n), ctx.i32(nt), ctx.i32(p) } }
       end
       return ctx.plan(steps)
     end,

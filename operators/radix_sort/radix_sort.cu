@@ -1,190 +1,314 @@
 // radix_sort.cu: radix_sort's `cuda` implementation (OPERATORS.md 43): an LSD radix sort of int32
-// keys, 8-bit digits, four passes, onesweep-style (one read and one write of the keys a pass):
-//   radix_sort_zero   clears the digit histograms and the tile counters
+// keys, 8-bit digits, four passes, onesweep (one read and one write of the keys a pass):
+//   radix_sort_zero   clears the digit histograms and the counters
 //   radix_sort_hist   one read of the input: the four passes' 256-bin digit histograms at once
-//                     (shared-memory counts, one global atomic a non-zero bin a block), and clears
-//                     the look-back status words of the four passes
+//                     (shared-memory counts, one global atomic a non-zero bin a block); the last
+//                     block to finish turns them into exclusive digit prefixes. It also clears
+//                     the look-back status words of the four passes.
 //   radix_sort_pass   one pass: each block takes the next tile (an atomic counter, so a tile waits
-//                     only on tiles whose blocks already run), ranks its TILE = BLOCK x ITEMS keys
-//                     stably by digit (per-warp counters, peers found with 8 ballots), publishes
-//                     its digit counts, then looks back over earlier tiles' status words (decoupled
-//                     look-back: a 30-bit count with a 2-bit flag, aggregate or inclusive prefix,
-//                     in one word, so no fence orders a count and its flag), scatters the keys into
-//                     shared memory in digit order and writes them out in coalesced runs.
-// Stable: a tile's keys keep their index order within a digit (warp, then round, then lane, the
+//                     only on tiles whose blocks already run) and
+//                       1. loads its TILE = BLOCK x ITEMS keys warp-striped and counts their
+//                          digits (per-warp shared counters: the "early counts");
+//                       2. publishes the tile's 256 digit counts as status words (a 30-bit count
+//                          with a 2-bit flag, aggregate or inclusive prefix, in one word, so no
+//                          fence orders a count and its flag), before ranking, so later tiles'
+//                          look-backs rarely wait on it;
+//                       3. turns the counts into each warp's first slot per digit in the tile
+//                          (exclusive over digits, then over warps) and ranks every key: its
+//                          peers in the warp by 8 ballots, the highest peer lane reserves the run
+//                          with one shared atomic; the key goes straight to its slot in shared
+//                          memory (the tile in digit order);
+//                       4. looks back over earlier tiles' status words (one thread a digit, LB
+//                          tiles loaded at once, until an inclusive prefix) and publishes its
+//                          inclusive prefix;
+//                       5. writes the tile out: consecutive threads, consecutive slots, so each
+//                          digit's run goes out coalesced.
+// Stable: a tile's keys keep their index order within a digit (warp, then round, then lane: the
 // order they were loaded in), tiles keep theirs through the look-back; LSD passes need nothing else.
-// Keys past n in the last tile are padded with TB_SORT_PAD (digit 255 of every pass, after every
-// real key of digit 255), so their positions are >= n and are not written.
-// Defines: SORT_KIND = 1 (tb_sort.cuh), BLOCK (a multiple of 256's divisors: 256, 512, 1024), ITEMS.
-// Workspace (uint32): status[4][ntiles][256] | hist[4][256] | counters[4]; n < 2^30.
+// Keys past n in the last tile are padded with TB_SORT_PAD (digit 255 in every pass, ranked after
+// every real key of digit 255), so they take the tile's last slots, which are not written; the
+// last tile's published counts include them, but no tile reads the last tile's status.
+// Forward progress: a tile waits only on tiles with smaller ids, whose blocks took their id earlier
+// and so are running; a wait that lasts 10 s (a kernel bug) traps instead of hanging the launch.
+// Defines: SORT_KIND = 1 (tb_sort.cuh), BLOCK (a multiple of 32, >= 256: one thread a digit),
+// ITEMS (keys a thread), LB (status words a digit's look-back loads at once, >= 1).
+// Workspace (uint32): status[4][ntiles][256] | hist[4][256] | counters[4] | done; n < 2^30.
 #include "tb_sort.cuh"
 
 #define RADIX 256
 #define PASSES 4
 #define FLAG_AGG 0x40000000u
 #define FLAG_INCL 0x80000000u
+#define FLAGS (FLAG_AGG | FLAG_INCL)
 #define VALUE_MASK 0x3FFFFFFFu
 
 #ifndef BLOCK
-#define BLOCK 512
+#define BLOCK 384
 #endif
 #ifndef ITEMS
-#define ITEMS 16
+#define ITEMS 20
+#endif
+#ifndef LB
+#define LB 4
 #endif
 #define WARPS (BLOCK / 32)
 #define TILE (BLOCK * ITEMS)
+#define HIST_THREADS 256
+#define HIST_VECS 4 // 16-byte vectors a hist thread loads before counting them
 
-static __device__ __forceinline__ uint32_t *hist_of(uint32_t *ws, int64_t ntiles) {
-  return ws + (int64_t)PASSES * ntiles * RADIX;
+#if BLOCK % 32 != 0 || BLOCK < RADIX
+#error "radix_sort.cu: BLOCK must be a multiple of 32 and at least 256 (one thread a digit)"
+#endif
+#if LB < 1
+#error "radix_sort.cu: LB must be at least 1"
+#endif
+
+static __device__ __forceinline__ uint32_t *hist_of(uint32_t *ws, int ntiles) {
+  return ws + (size_t)PASSES * ntiles * RADIX;
 }
 
-extern "C" __global__ void radix_sort_zero(uint32_t *__restrict__ ws, int64_t ntiles) {
+extern "C" __global__ void radix_sort_zero(uint32_t *__restrict__ ws, int ntiles) {
   uint32_t *h = hist_of(ws, ntiles);
-  for (int i = threadIdx.x; i < PASSES * RADIX + PASSES; i += blockDim.x) h[i] = 0;
+  for (int i = threadIdx.x; i < PASSES * RADIX + PASSES + 1; i += blockDim.x) h[i] = 0;
 }
 
-// Block of 256 threads; grid-strided over 16-byte vectors of keys (n % 4 tail by block 0).
-extern "C" __global__ void __launch_bounds__(256) radix_sort_hist(const tb_sort_t *__restrict__ in,
-                                                                 uint32_t *__restrict__ ws, int64_t n,
-                                                                 int64_t ntiles) {
+// Exclusive sums over threads 0..255 of V values a thread (thread t holds digit t of V tables).
+// Every thread of the block calls it (it synchronises the block twice); threads >= 256 pass
+// zeros and get a meaningless result.
+template <int V>
+static __device__ __forceinline__ void scan256(uint32_t (&x)[V], uint32_t (*s_wsum)[8]) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  uint32_t in[V];
+#pragma unroll
+  for (int v = 0; v < V; v++) in[v] = x[v];
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1)
+#pragma unroll
+    for (int v = 0; v < V; v++) {
+      const uint32_t y = __shfl_up_sync(0xFFFFFFFFu, x[v], o);
+      if (lane >= o) x[v] += y;
+    }
+  if (lane == 31 && warp < 8)
+#pragma unroll
+    for (int v = 0; v < V; v++) s_wsum[v][warp] = x[v];
+  __syncthreads();
+#pragma unroll
+  for (int v = 0; v < V; v++) {
+    uint32_t before = 0;
+    for (int w = 0; w < warp && w < 8; w++) before += s_wsum[v][w];
+    x[v] = before + x[v] - in[v];
+  }
+  __syncthreads();
+}
+
+// Blocks of 256 threads, grid-strided over 16-byte vectors of keys, HIST_VECS loads in flight a
+// thread (n % 4 tail by block 0). Block b's counts go to the global histograms with one atomic a
+// non-zero bin; the last block to finish (a counter after a fence, as in CUDA's threadfence
+// reduction) replaces the four histograms by their exclusive prefixes: each pass's digit bases.
+extern "C" __global__ void __launch_bounds__(HIST_THREADS) radix_sort_hist(const tb_sort_t *__restrict__ in,
+                                                                          uint32_t *__restrict__ ws, int n,
+                                                                          int ntiles) {
   __shared__ uint32_t s[PASSES * RADIX];
-  for (int i = threadIdx.x; i < PASSES * RADIX; i += 256) s[i] = 0;
+  __shared__ uint32_t s_wsum[PASSES][8];
+  __shared__ int s_last;
+  const int tid = threadIdx.x;
+  for (int i = tid; i < PASSES * RADIX; i += HIST_THREADS) s[i] = 0;
   // the status words of the four passes, read by radix_sort_pass's look-back, start at zero
-  const int64_t words = (int64_t)PASSES * ntiles * RADIX;
-  const int64_t stride = (int64_t)gridDim.x * 256;
-  for (int64_t i = blockIdx.x * 256 + threadIdx.x; i < words / 4; i += stride)
+  const size_t words = (size_t)PASSES * ntiles * RADIX;
+  const size_t tstride = (size_t)gridDim.x * HIST_THREADS;
+  for (size_t i = (size_t)blockIdx.x * HIST_THREADS + tid; i < words / 4; i += tstride)
     reinterpret_cast<uint4 *>(ws)[i] = make_uint4(0, 0, 0, 0);
   __syncthreads();
-  const int64_t nv = n / 4;
+  const int nv = n / 4;
   const int4 *v = reinterpret_cast<const int4 *>(in);
-  for (int64_t i = blockIdx.x * 256 + threadIdx.x; i < nv; i += stride) {
-    int4 q = __ldg(v + i);
-    uint32_t k[4] = {tb_sort_key(q.x), tb_sort_key(q.y), tb_sort_key(q.z), tb_sort_key(q.w)};
+  const int stride = gridDim.x * HIST_THREADS;
+  for (int i0 = blockIdx.x * HIST_THREADS * HIST_VECS + tid; i0 < nv; i0 += stride * HIST_VECS) {
+    int4 q[HIST_VECS];
 #pragma unroll
-    for (int e = 0; e < 4; e++)
+    for (int u = 0; u < HIST_VECS; u++) {
+      const int i = i0 + u * HIST_THREADS;
+      q[u] = i < nv ? __ldg(v + i) : make_int4(0, 0, 0, 0);
+    }
 #pragma unroll
-      for (int p = 0; p < PASSES; p++) atomicAdd(&s[p * RADIX + ((k[e] >> (8 * p)) & 0xFF)], 1u);
+    for (int u = 0; u < HIST_VECS; u++) {
+      if (i0 + u * HIST_THREADS >= nv) continue;
+      const uint32_t k[4] = {tb_sort_key(q[u].x), tb_sort_key(q[u].y), tb_sort_key(q[u].z), tb_sort_key(q[u].w)};
+#pragma unroll
+      for (int e = 0; e < 4; e++)
+#pragma unroll
+        for (int p = 0; p < PASSES; p++) atomicAdd(&s[p * RADIX + ((k[e] >> (8 * p)) & 0xFF)], 1u);
+    }
   }
-  if (blockIdx.x == 0 && threadIdx.x < n - nv * 4) {
-    uint32_t k = tb_sort_key(in[nv * 4 + threadIdx.x]);
+  if (blockIdx.x == 0 && tid < n - nv * 4) {
+    const uint32_t k = tb_sort_key(in[nv * 4 + tid]);
 #pragma unroll
     for (int p = 0; p < PASSES; p++) atomicAdd(&s[p * RADIX + ((k >> (8 * p)) & 0xFF)], 1u);
   }
   __syncthreads();
   uint32_t *h = hist_of(ws, ntiles);
-  for (int i = threadIdx.x; i < PASSES * RADIX; i += 256)
+  for (int i = tid; i < PASSES * RADIX; i += HIST_THREADS)
     if (s[i]) atomicAdd(&h[i], s[i]);
+  __threadfence(); // this block's counts are in h before its arrival at the counter
+  __syncthreads();
+  if (tid == 0) s_last = atomicAdd(&h[PASSES * RADIX + PASSES], 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!s_last) return;
+  __threadfence();
+  uint32_t x[PASSES];
+#pragma unroll
+  for (int p = 0; p < PASSES; p++) x[p] = *(volatile uint32_t *)&h[p * RADIX + tid];
+  scan256<PASSES>(x, s_wsum);
+#pragma unroll
+  for (int p = 0; p < PASSES; p++) h[p * RADIX + tid] = x[p];
 }
 
-// Exclusive prefix sum of v over threads 0..255 (digit d = thread d); every thread of the block
-// calls it (it synchronises), threads >= 256 pass 0 and get a meaningless result.
-static __device__ __forceinline__ uint32_t scan256(uint32_t v, uint32_t *s_wsum) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  uint32_t x = v;
+// Bits [shift, shift + 8) of k, two ways: the counting takes byte `pass` with a byte permute, the
+// rank and the write-out shift and mask. Two different instructions, so the compiler does not keep
+// the digits the counting computed alive through the rank (ITEMS more registers: NVRTC gave
+// 384 x 20 81 registers with one form, two blocks an SM instead of three).
+static __device__ __forceinline__ uint32_t digit_prmt(uint32_t k, uint32_t sel) { return __byte_perm(k, 0u, sel); }
+static __device__ __forceinline__ uint32_t digit_of(uint32_t k, int shift) { return (k >> shift) & 0xFF; }
+
+static __device__ __forceinline__ uint32_t lanemask_le() {
+  uint32_t m;
+  asm("mov.u32 %0, %%lanemask_le;" : "=r"(m));
+  return m;
+}
+
+// The lanes of the warp whose d (8 bits) equals this lane's: 8 ballots (CUB's MatchAny; the
+// hardware match.any is slower for so few bits).
+static __device__ __forceinline__ uint32_t match8(uint32_t d) {
+  uint32_t peers = 0xFFFFFFFFu;
 #pragma unroll
-  for (int o = 1; o < 32; o <<= 1) {
-    uint32_t y = __shfl_up_sync(0xFFFFFFFFu, x, o);
-    if (lane >= o) x += y;
+  for (int b = 0; b < 8; b++) {
+    const bool bit = (d >> b) & 1;
+    const uint32_t bal = __ballot_sync(0xFFFFFFFFu, bit);
+    peers &= bit ? bal : ~bal;
   }
-  if (lane == 31 && warp < 8) s_wsum[warp] = x;
-  __syncthreads();
-  uint32_t before = 0;
-  for (int w = 0; w < warp && w < 8; w++) before += s_wsum[w];
-  __syncthreads(); // s_wsum may be reused by the next call
-  return before + x - v;
+  return peers;
+}
+
+// Digit `d`'s count in tiles 0..tile-1: walks back from tile - 1, LB status words at a time,
+// summing aggregates until an inclusive prefix (tile 0 always publishes one). A word still zero
+// (its tile not yet counted) stops the window there and is read again; 10 s of that traps.
+static __device__ __forceinline__ uint32_t look_back(const uint32_t *status, int tile, int d) {
+  uint32_t excl = 0;
+  int j = tile - 1;
+  unsigned long long t0 = 0;
+  for (;;) {
+    uint32_t s[LB];
+#pragma unroll
+    for (int w = 0; w < LB; w++)
+      s[w] = j - w >= 0 ? *(const volatile uint32_t *)(status + (size_t)(j - w) * RADIX + d) : FLAG_INCL;
+    int used = 0;
+    bool go = true, done = false;
+#pragma unroll
+    for (int w = 0; w < LB; w++) {
+      const bool ok = go && (s[w] & FLAGS) != 0;
+      if (ok) {
+        excl += s[w] & VALUE_MASK;
+        used++;
+        done = (s[w] & FLAG_INCL) != 0;
+      }
+      go = ok && !done;
+    }
+    if (done) return excl;
+    if (used == 0) {
+      unsigned long long now;
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+      if (t0 == 0) t0 = now;
+      else if (now - t0 > 10000000000ull) __trap();
+    } else {
+      t0 = 0;
+    }
+    j -= used;
+  }
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK) radix_sort_pass(const tb_sort_t *__restrict__ src,
                                                                    tb_sort_t *__restrict__ dst,
-                                                                   uint32_t *__restrict__ ws, int64_t n,
-                                                                   int64_t ntiles, int pass) {
+                                                                   uint32_t *__restrict__ ws, int n, int ntiles,
+                                                                   int pass) {
   extern __shared__ uint32_t s_keys[]; // TILE keys in digit order
-  __shared__ uint32_t s_warp[WARPS * RADIX];
-  __shared__ uint32_t s_start[RADIX];
-  __shared__ long long s_gbase[RADIX];
-  __shared__ uint32_t s_wsum[8];
-  __shared__ uint32_t s_tile;
+  __shared__ uint32_t s_wo[WARPS * RADIX]; // per warp and digit: the count, then the next free slot
+  __shared__ int s_gbase[RADIX];           // per digit: output index of the tile's slot 0
+  __shared__ uint32_t s_wsum[1][8];
+  __shared__ int s_tile;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int shift = 8 * pass;
-  uint32_t *status = ws + (int64_t)pass * ntiles * RADIX;
-  uint32_t *hist = hist_of(ws, ntiles) + pass * RADIX;
+  const uint32_t sel = 0x4440u | pass; // __byte_perm: byte `pass` of k, then three zero bytes
+  uint32_t *status = ws + (size_t)pass * ntiles * RADIX;
+  const uint32_t *gprefix = hist_of(ws, ntiles) + pass * RADIX;
   uint32_t *counter = hist_of(ws, ntiles) + PASSES * RADIX + pass;
 
-  for (int i = tid; i < WARPS * RADIX; i += BLOCK) s_warp[i] = 0;
+  uint32_t *wo = s_wo + warp * RADIX;
+#pragma unroll
+  for (int i = lane; i < RADIX; i += 32) wo[i] = 0;
   if (tid == 0) s_tile = atomicAdd(counter, 1u);
   __syncthreads();
-  const int64_t tile = s_tile;
+  const int tile = s_tile;
 
-  // load: warp w holds keys [w * 32 * ITEMS, (w + 1) * 32 * ITEMS) of the tile, round r lane l
-  // key r * 32 + l of those: index order is (warp, round, lane)
-  uint32_t k[ITEMS], pos[ITEMS];
-  const int64_t base = tile * TILE + (int64_t)warp * 32 * ITEMS + lane;
+  // 1. load: warp w holds keys [w * 32 * ITEMS, (w + 1) * 32 * ITEMS) of the tile, round r lane l
+  // key r * 32 + l of those: index order is (warp, round, lane); then the warp's digit counts
+  uint32_t k[ITEMS];
+  const int tile_n = min(TILE, n - tile * TILE);
+  const tb_sort_t *in = src + (size_t)tile * TILE + warp * 32 * ITEMS + lane;
+  if (tile_n == TILE) {
 #pragma unroll
-  for (int r = 0; r < ITEMS; r++) {
-    int64_t i = base + r * 32;
-    k[r] = i < n ? tb_sort_key(src[i]) : TB_SORT_PAD;
+    for (int r = 0; r < ITEMS; r++) k[r] = tb_sort_key(in[r * 32]);
+  } else {
+    const int left = tile_n - warp * 32 * ITEMS - lane;
+#pragma unroll
+    for (int r = 0; r < ITEMS; r++) k[r] = r * 32 < left ? tb_sort_key(in[r * 32]) : TB_SORT_PAD;
   }
-
-  // rank within the warp: pos = how many earlier keys of the warp share the digit
-  uint32_t *wh = s_warp + warp * RADIX;
-  const uint32_t lt = (1u << lane) - 1u;
 #pragma unroll
-  for (int r = 0; r < ITEMS; r++) {
-    const uint32_t d = (k[r] >> shift) & 0xFF;
-    uint32_t peers = 0xFFFFFFFFu;
-#pragma unroll
-    for (int b = 0; b < 8; b++) {
-      const bool bit = (d >> b) & 1;
-      const uint32_t bal = __ballot_sync(0xFFFFFFFFu, bit);
-      peers &= bit ? bal : ~bal;
-    }
-    const uint32_t pre = wh[d];
-    __syncwarp();
-    if (lane == __ffs(peers) - 1) wh[d] = pre + __popc(peers);
-    __syncwarp();
-    pos[r] = pre + __popc(peers & lt);
-  }
+  for (int r = 0; r < ITEMS; r++) atomicAdd(&wo[digit_prmt(k[r], sel)], 1u);
   __syncthreads();
 
-  // per digit: exclusive prefix over the warps, the tile's count; publish it, then look back
+  // 2. per digit (thread d): the tile's count, each warp's exclusive count; publish the count
   uint32_t count = 0;
   if (tid < RADIX) {
+#pragma unroll 4
     for (int w = 0; w < WARPS; w++) {
-      uint32_t c = s_warp[w * RADIX + tid];
-      s_warp[w * RADIX + tid] = count;
+      const uint32_t c = s_wo[w * RADIX + tid];
+      s_wo[w * RADIX + tid] = count;
       count += c;
     }
-    volatile uint32_t *st = status + tile * RADIX + tid;
-    *st = (tile == 0 ? FLAG_INCL : FLAG_AGG) | count;
+    *(volatile uint32_t *)(status + (size_t)tile * RADIX + tid) = (tile == 0 ? FLAG_INCL : FLAG_AGG) | count;
   }
-  const uint32_t start = scan256(tid < RADIX ? count : 0, s_wsum);
-  const uint32_t gstart = scan256(tid < RADIX ? hist[tid < RADIX ? tid : 0] : 0, s_wsum);
+  // 3. the digits' first slots in the tile; each warp's first slot per digit; rank and place
+  uint32_t start[1] = {tid < RADIX ? count : 0u};
+  scan256<1>(start, s_wsum);
+  if (tid < RADIX)
+#pragma unroll 4
+    for (int w = 0; w < WARPS; w++) s_wo[w * RADIX + tid] += start[0];
+  __syncthreads();
+  const uint32_t le = lanemask_le();
+#pragma unroll
+  for (int r = 0; r < ITEMS; r++) {
+    const uint32_t d = digit_of(k[r], shift);
+    const uint32_t peers = match8(d);
+    const int leader = 31 - __clz(peers);
+    const uint32_t below = __popc(peers & le); // this key's place among its peers, from 1
+    uint32_t slot = 0;
+    if (lane == leader) slot = atomicAdd(&wo[d], below);
+    slot = __shfl_sync(0xFFFFFFFFu, slot, leader);
+    s_keys[slot + below - 1] = k[r];
+  }
+
+  // 4. look back (one thread a digit) and publish the inclusive prefix
   if (tid < RADIX) {
-    uint32_t excl = 0;
-    for (int64_t t = tile - 1; t >= 0; t--) {
-      const volatile uint32_t *st = status + t * RADIX + tid;
-      uint32_t s;
-      do { s = *st; } while ((s & (FLAG_AGG | FLAG_INCL)) == 0);
-      excl += s & VALUE_MASK;
-      if (s & FLAG_INCL) break;
-    }
-    if (tile > 0) *(volatile uint32_t *)(status + tile * RADIX + tid) = FLAG_INCL | (excl + count);
-    s_start[tid] = start;
-    s_gbase[tid] = (long long)gstart + excl - start;
+    const uint32_t excl = tile == 0 ? 0u : look_back(status, tile, tid);
+    if (tile > 0) *(volatile uint32_t *)(status + (size_t)tile * RADIX + tid) = FLAG_INCL | (excl + count);
+    s_gbase[tid] = (int)(gprefix[tid] + excl) - (int)start[0];
   }
   __syncthreads();
 
-  // scatter into shared memory in digit order (stable), then out in runs of one digit
-#pragma unroll
-  for (int r = 0; r < ITEMS; r++) {
-    const uint32_t d = (k[r] >> shift) & 0xFF;
-    s_keys[s_start[d] + wh[d] + pos[r]] = k[r];
-  }
-  __syncthreads();
+  // 5. slots out: slot i of digit d goes to s_gbase[d] + i
 #pragma unroll 4
-  for (int i = tid; i < TILE; i += BLOCK) {
+  for (int r = 0; r < ITEMS; r++) {
+    const int i = tid + r * BLOCK;
     const uint32_t key = s_keys[i];
-    const long long g = s_gbase[(key >> shift) & 0xFF] + i;
-    if (g < n) dst[g] = tb_sort_value(key);
+    if (tile_n == TILE || i < tile_n) dst[s_gbase[(key >> shift) & 0xFF] + i] = tb_sort_value(key);
   }
 }
