@@ -49,9 +49,9 @@ for _, name in ipairs(names) do
           local ms = row[impl .. "_ms"]
           if type(ms) == "number" and ms > 0 then
             local bw, where = P.case_bandwidth(peaks, ess)
-            local r = P.roofline(peaks, eflops, ess, ms * 1e-3, c.dtype, op.category, bw).rho
-            local rc = P.roofline(peaks, eflops, ess, ms * 1e-3, c.dtype, op.category, P.bandwidth(peaks)).rho
-            local rt = P.roofline(peaks, flops, bytes, ms * 1e-3, c.dtype, op.category, P.bandwidth(peaks)).rho
+            local r = P.roofline(peaks, eflops, ess, ms * 1e-3, c.dtype, op.ceiling or op.category, bw).rho
+            local rc = P.roofline(peaks, eflops, ess, ms * 1e-3, c.dtype, op.ceiling or op.category, P.bandwidth(peaks)).rho
+            local rt = P.roofline(peaks, flops, bytes, ms * 1e-3, c.dtype, op.ceiling or op.category, P.bandwidth(peaks)).rho
             n = n + 1
             if where.l2_near then near = near + 1 end
             mx, mx_copy, mx_tb = math.max(mx, r), math.max(mx_copy, rc), math.max(mx_tb, rt)

@@ -86,6 +86,8 @@ describe("peaks.load", function()
   end)
 end)
 
+local util_null = require("tilebench.util").null
+
 describe("peaks.ceiling", function()
   local p = peaks.load("TESTGPU", {dir = DIR})
 
@@ -95,6 +97,17 @@ describe("peaks.ceiling", function()
     assert.are.same({400, "matrix_tflops.tf32"}, {peaks.ceiling(p, "fp32", "MatMul/Attn")})
     assert.are.same({1200, "matrix_tflops.fp8_e4m3"}, {peaks.ceiling(p, "fp8_e4m3fn", "MatMul/Attn")})
     assert.are.same({1400, "matrix_tflops.int8"}, {peaks.ceiling(p, "int8", "MatMul/Attn")})
+  end)
+
+  it("takes the better of fp16 and bf16, one tensor pipe at one peak", function()
+    local q = {gpu = "TESTGPU", fp32_tflops = 50, matrix_tflops = {fp16 = 757, bf16 = 805, tf32 = 400}}
+    assert.are.same({805, "matrix_tflops.bf16"}, {peaks.ceiling(q, "fp16", "MatMul/Attn")})
+    assert.are.same({805, "matrix_tflops.bf16"}, {peaks.ceiling(q, "bf16", "matrix")})
+    q.matrix_tflops.bf16 = nil
+    assert.are.same({757, "matrix_tflops.fp16"}, {peaks.ceiling(q, "bf16", "MatMul/Attn")})
+    q.matrix_tflops.fp16 = util_null
+    assert.has_error(function() peaks.ceiling(q, "fp16", "MatMul/Attn") end)
+    assert.are.same({400, "matrix_tflops.tf32"}, {peaks.ceiling(q, "fp32", "MatMul/Attn")})
   end)
 
   it("uses the fp32 vector rate for every other category", function()
