@@ -130,14 +130,32 @@ describe("peaks.ceiling", function()
 end)
 
 describe("peaks: the memory ceiling (issue 19)", function()
-  it("reads the committed H200 file of the older format: one ceiling, the copy kernel's", function()
-    local p = peaks.load("H200", {dir = (TILEBENCH_HOME or os.getenv("TILEBENCH_HOME") or ".") .. "/peaks"})
+  it("reads a file of the older format: one ceiling, the copy kernel's", function()
+    local p = {gpu = "OLD", bandwidth_gbs = 3898.5, fp32_tflops = 60.8, matrix_tflops = {fp16 = 786},
+               device = {l2_bytes = 62914560}}
     assert.are.equal(p.bandwidth_gbs, peaks.memory_ceiling(p))
     local bw, info = peaks.case_bandwidth(p, 2 ^ 30)
     assert.are.equal(p.bandwidth_gbs, bw)
     assert.are.equal("dram", info.source)
     assert.is_false(info.l2_near)
     local _, near = peaks.case_bandwidth(p, 100 * 2 ^ 20) -- rmsnorm fp32 K = 6144's working set
+    assert.is_true(near.l2_near)
+  end)
+
+  it("reads the committed H200 file: the best mix is the DRAM ceiling, the size curve near the L2", function()
+    local p = peaks.load("H200", {dir = (TILEBENCH_HOME or os.getenv("TILEBENCH_HOME") or ".") .. "/peaks"})
+    local best = 0
+    for _, k in ipairs(peaks.mix_keys) do
+      local v = p.bandwidth_mixes[k]
+      if type(v) == "number" and v > best then best = v end
+    end
+    assert.are.equal(best, peaks.memory_ceiling(p))
+    assert.is_true(peaks.memory_ceiling(p) >= p.bandwidth_gbs)
+    local bw, info = peaks.case_bandwidth(p, 2 ^ 30)
+    assert.are.equal(best, bw)
+    assert.are.equal("dram", info.source)
+    assert.is_true(#p.bandwidth_by_size > 0)
+    local _, near = peaks.case_bandwidth(p, 100 * 2 ^ 20)
     assert.is_true(near.l2_near)
   end)
 
