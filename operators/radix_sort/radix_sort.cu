@@ -169,21 +169,39 @@ extern "C" __global__ void __launch_bounds__(HIST_THREADS) radix_sort_hist(const
 static __device__ __forceinline__ uint32_t digit_prmt(uint32_t k, uint32_t sel) { return __byte_perm(k, 0u, sel); }
 static __device__ __forceinline__ uint32_t digit_of(uint32_t k, int shift) { return (k >> shift) & 0xFF; }
 
+// The look-back's status words: device-scope relaxed accesses (each word is its own message, a
+// count with its flag; nothing else is ordered by it), where volatile gives system scope.
+static __device__ __forceinline__ uint32_t load_status(const uint32_t *p) {
+  uint32_t v;
+  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+static __device__ __forceinline__ void store_status(uint32_t *p, uint32_t v) {
+  asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
 static __device__ __forceinline__ uint32_t lanemask_le() {
   uint32_t m;
   asm("mov.u32 %0, %%lanemask_le;" : "=r"(m));
   return m;
 }
 
-// The lanes of the warp whose d (8 bits) equals this lane's: 8 ballots (CUB's MatchAny; the
-// hardware match.any is slower for so few bits).
+// The lanes of the warp whose d (8 bits) equals this lane's: 8 ballots (CUB's MatchAny, in its
+// PTX form: a bit's predicate straight from an and, the ballot inverted under it; 4 instructions
+// a bit, where the C form compiled to up to 7; the hardware match.any is slower for so few bits).
 static __device__ __forceinline__ uint32_t match8(uint32_t d) {
   uint32_t peers = 0xFFFFFFFFu;
 #pragma unroll
   for (int b = 0; b < 8; b++) {
-    const bool bit = (d >> b) & 1;
-    const uint32_t bal = __ballot_sync(0xFFFFFFFFu, bit);
-    peers &= bit ? bal : ~bal;
+    uint32_t m;
+    asm("{\n\t.reg .pred p;\n\t"
+        "and.b32 %0, %1, %2;\n\t"
+        "setp.ne.u32 p, %0, 0;\n\t"
+        "vote.sync.ballot.b32 %0, p, 0xffffffff;\n\t"
+        "@!p not.b32 %0, %0;\n\t}"
+        : "=r"(m)
+        : "r"(d), "r"(1u << b));
+    peers &= m;
   }
   return peers;
 }
@@ -199,7 +217,7 @@ static __device__ __forceinline__ uint32_t look_back(const uint32_t *status, int
     uint32_t s[LB];
 #pragma unroll
     for (int w = 0; w < LB; w++)
-      s[w] = j - w >= 0 ? *(const volatile uint32_t *)(status + (size_t)(j - w) * RADIX + d) : FLAG_INCL;
+      s[w] = j - w >= 0 ? load_status(status + (size_t)(j - w) * RADIX + d) : FLAG_INCL;
     int used = 0;
     bool go = true, done = false;
 #pragma unroll
@@ -274,7 +292,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) radix_sort_pass(const tb_sor
       s_wo[w * RADIX + tid] = count;
       count += c;
     }
-    *(volatile uint32_t *)(status + (size_t)tile * RADIX + tid) = (tile == 0 ? FLAG_INCL : FLAG_AGG) | count;
+    store_status(status + (size_t)tile * RADIX + tid, (tile == 0 ? FLAG_INCL : FLAG_AGG) | count);
   }
   // 3. the digits' first slots in the tile; each warp's first slot per digit; rank and place
   uint32_t start[1] = {tid < RADIX ? count : 0u};
@@ -299,7 +317,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) radix_sort_pass(const tb_sor
   // 4. look back (one thread a digit) and publish the inclusive prefix
   if (tid < RADIX) {
     const uint32_t excl = tile == 0 ? 0u : look_back(status, tile, tid);
-    if (tile > 0) *(volatile uint32_t *)(status + (size_t)tile * RADIX + tid) = FLAG_INCL | (excl + count);
+    if (tile > 0) store_status(status + (size_t)tile * RADIX + tid, FLAG_INCL | (excl + count));
     s_gbase[tid] = (int)(gprefix[tid] + excl) - (int)start[0];
   }
   __syncthreads();
