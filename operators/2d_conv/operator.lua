@@ -3,10 +3,11 @@
 -- positions outside the input counting 0, the output in the input dtype. Shapes, inputs, the
 -- reference and the cuda kernel are shared with the other convolutions (operators/_shared/conv.lua).
 -- Reference: one thread per output, fp32 sums, any stride / padding / groups (conv_ref.cu).
--- `cuda`: an implicit GEMM on tensor cores (conv_igemm.cu; docs/CONV.md): fp16 by mma.sync
--- m16n8k16, fp32 by TF32 m16n8k8 (fp32 accumulators both): TF32 because the fp32 reference
--- TileBench compares with (cuDNN under PyTorch's default allow_tf32) may itself run in TF32, and
--- the tolerance (atol 1e-1, rtol 1e-2) holds its rounding. Any stride / padding / groups.
+-- `cuda`: an implicit GEMM on tensor cores (docs/CONV.md), on sm_90 by wgmma (conv_wgmma.cu,
+-- VARIANT wgmma: stride 1; the default there), elsewhere by mma.sync (conv_igemm.cu, VARIANT mma):
+-- fp16 in, fp32 accumulators; fp32 by TF32, because the fp32 reference TileBench compares with
+-- (cuDNN under PyTorch's default allow_tf32) may itself run in TF32, and the tolerance (atol 1e-1,
+-- rtol 1e-2) holds its rounding. Any stride / padding / groups.
 local conv = require("conv")
 local op = conv.operator(2)
 

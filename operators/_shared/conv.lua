@@ -67,6 +67,7 @@ end
 local SMEM_OPTIN = 232448 -- H100/H200 per-block limit; plans use ctx.props where they have it
 local SMEM_PER_SM = 233472
 local ESIZE = { fp16 = 2, fp32 = 4 }
+local wgmma = require("conv_wgmma")
 
 -- A configuration resolved for a case: BM 0 picks 128 output channels a CTA where a group has more
 -- than 64 (else 64), BN 0 the one of 256 / 128 / 64 positions a CTA whose tiles finish first on the
@@ -161,67 +162,108 @@ local function fits(t, dtype, cfg, ctx)
   return geometry(t, dtype, cfg, sm_count(ctx), smem_limit(ctx))
 end
 
--- The `cuda` implementation for a rank (docs/CONV.md). Space: BM output channels x BN positions a
--- CTA, WARPS, TW (2-D / 3-D tile rows), BCB bytes of input channels a K chunk, STAGES in flight,
--- OVERLAP (1: the next chunk's transpose during this chunk's MMAs where 3 stages and two Bs fit;
--- 0 and STAGES 2: transpose, barrier, MMAs).
+-- The mma variant's plan (conv_igemm.cu): the weights reordered (conv_wprep), then the persistent kernel.
+local function plan_mma(t, case, ins, outs, cfg, ctx)
+  local g = assert(fits(t, case.dtype, cfg, ctx))
+  local cin_g, cout_g = t.cin // t.groups, t.cout // t.groups
+  local ntaps = t.k[1] * t.k[2] * t.k[3]
+  local ocp, icp = ctx.cdiv(cout_g, g.bm) * g.bm, ctx.cdiv(cin_g, g.bc) * g.bc
+  local defs = { DT = case.dtype == "fp16" and 1 or 0, BM = g.bm, WARPS = cfg.WARPS, TH = g.th, TW = g.tw,
+                 KD = t.k[1], KH = t.k[2], KW = t.k[3], S = t.stride, BCB = cfg.BCB, STAGES = g.stages,
+                 VECLOAD = g.vecload, OVERLAP = g.overlap }
+  local prep = ctx:kernel("conv_igemm.cu", "conv_wprep", defs)
+  local main = ctx:kernel("conv_igemm.cu", "conv_igemm", defs)
+  local nwr = t.groups * ntaps * ocp * icp
+  local wr = ctx.empty({ nwr }, case.dtype)
+  local ntx, nty, ntiles = g.ntx, g.nty, g.ntiles
+  if ntiles * (icp // g.bc) * t.k[1] >= 2 ^ 31 or g.bc * t.sp[1] * t.sp[2] * t.sp[3] >= 2 ^ 31 then
+    error(string.format("%d tiles x %d chunks, %d channels of %d positions a chunk: past the kernel's 32-bit counters and offsets",
+      ntiles, (icp // g.bc) * t.k[1], g.bc, t.sp[1] * t.sp[2] * t.sp[3]), 0)
+  end
+  local threads = cfg.WARPS * 32
+  local grid = math.min(ntiles, sm_count(ctx) * g.per_sm) -- persistent: the CTAs resident at once
+  local plan = ctx.plan {
+    { fn = prep, grid = { ctx.cdiv(nwr, 256) }, block = { 256 },
+      args = { ins.weight, wr, ctx.i32(t.groups), ctx.i32(cout_g), ctx.i32(cin_g), ctx.i32(ocp // g.bm), ctx.i32(icp // g.bc) } },
+    { fn = main, grid = { grid }, block = { threads }, smem = g.smem,
+      args = { ins.input, wr, outs.out, ctx.i32(t.b), ctx.i32(t.cin), ctx.i32(t.cout), ctx.i32(t.groups),
+               ctx.i32(t.sp[1]), ctx.i32(t.sp[2]), ctx.i32(t.sp[3]), ctx.i32(t.out[1]), ctx.i32(t.out[2]),
+               ctx.i32(t.out[3]), ctx.i32(t.pad[1]), ctx.i32(t.pad[2]), ctx.i32(t.pad[3]), ctx.i32(ocp),
+               ctx.i32(icp), ctx.i32(ntx), ctx.i32(nty), ctx.i32(ntiles) } },
+  }
+  plan.note = string.format("tile %d x %d positions x %d channels, %d stages%s, %d B shared, %d CTAs over %d tiles",
+    g.th, g.tw, g.bm, g.stages, g.overlap == 1 and " (transpose overlapped)" or "", g.smem, grid, ntiles)
+  return plan
+end
+
+-- VARIANT auto (the default) resolved for a case: wgmma (conv_wgmma.lua) on sm_90 for 2-D and
+-- 3-D convolutions where its kernel takes the case (stride 1, the tile within shared memory), mma
+-- (conv_igemm.cu) otherwise; 1-D stays on mma (its target was met on mma.sync: E_lib 1.13 fp16,
+-- 0.95 fp32, session 10). Without ctx (launch_key) an H200 is assumed.
+local function resolve(t, dtype, cfg, ctx)
+  if cfg.VARIANT ~= "auto" then return cfg.VARIANT end
+  local props = (ctx and ctx.props) or { cc_major = 9, cc_minor = 0 }
+  if t.rank >= 2 and props.cc_major == 9 and (props.cc_minor or 0) == 0
+      and wgmma.geometry(t, dtype, cfg, sm_count(ctx), smem_limit(ctx)) then
+    return "wgmma"
+  end
+  return "mma"
+end
+
+-- The `cuda` implementation for a rank (docs/CONV.md). VARIANT: wgmma (conv_wgmma.cu, sm_90a) or
+-- mma (conv_igemm.cu, sm_80+); auto picks (resolve, above). Space: BM output channels x BN
+-- positions a CTA, TW (2-D / 3-D tile rows; wgmma: 1-D too), BCB bytes of input channels a K
+-- chunk, STAGES in flight; mma also WARPS and OVERLAP (1: the next chunk's transpose during this
+-- chunk's MMAs where 3 stages and two Bs fit; 0 and STAGES 2: transpose, barrier, MMAs). wgmma
+-- candidates keep WARPS 8 and OVERLAP 1 (its one structure, 256 threads), mma ones vary them.
 function M.cuda(rank)
-  local default = { BM = 0, BN = 0, WARPS = 8, TW = 0, BCB = rank == 1 and 64 or 32, STAGES = 0, OVERLAP = 1 }
-  local space = { BM = { 64, 128 }, BN = { 64, 128, 256 }, WARPS = { 4, 8 }, TW = rank == 1 and { 0 } or { 16, 32, 64 },
-                  BCB = { 32, 64 }, STAGES = { 2, 3, 4 }, OVERLAP = { 1 } } -- STAGES 2 is the kernel without OVERLAP
+  local default = { VARIANT = "auto", BM = 0, BN = 0, WARPS = 8, TW = 0, BCB = rank == 1 and 64 or 32, STAGES = 0, OVERLAP = 1 }
+  local space = { VARIANT = { "wgmma", "mma" }, BM = { 64, 128 }, BN = { 64, 128, 256 }, WARPS = { 4, 8 },
+                  TW = rank == 1 and { 0 } or { 16, 32, 64 }, BCB = { 32, 64 }, STAGES = { 2, 3, 4 }, OVERLAP = { 1 } }
+  local function wgmma_fits(t, dtype, cfg, ctx)
+    return wgmma.geometry(t, dtype, cfg, sm_count(ctx), smem_limit(ctx))
+  end
   return {
-    source = "conv_igemm.cu",
-    description = "implicit GEMM on tensor cores (fp16 mma.sync m16n8k16, fp32 as TF32 m16n8k8; fp32 accumulators): weights reordered per tap, the input region of a tile by cp.async, transposed to [position][channel] in shared memory so that every tap is a row shift for ldmatrix, 16-byte output stores through shared memory",
+    source = rank == 1 and "conv_igemm.cu" or "conv_wgmma.cu", -- the default's kernel on an H200
+    description = "implicit GEMM on tensor cores, the input region of a tile by cp.async, transposed in shared memory to [position][channel] so that every tap is a row shift; sm_90 (VARIANT wgmma, 2-D / 3-D): wgmma m64nNk16 (fp16) / m64nNk8 (TF32) from shared-memory descriptors over virtual positions (region rows RW apart), two warpgroups, fp32 accumulators; elsewhere (VARIANT mma): mma.sync m16n8k16 / TF32 m16n8k8 from ldmatrix",
     default = default,
     space = space,
     supports = function(case, ctx)
       local t = M.dims(case, rank)
-      local g, why = fits(t, case.dtype, default, ctx)
+      local g, why
+      if resolve(t, case.dtype, default, ctx) == "wgmma" then g, why = wgmma_fits(t, case.dtype, default, ctx)
+      else g, why = fits(t, case.dtype, default, ctx) end
       if not g then return false, why end
       return true
     end,
     valid = function(case, cfg)
-      return fits(M.dims(case, rank), case.dtype, cfg) ~= nil
+      local t = M.dims(case, rank)
+      if cfg.VARIANT == "wgmma" then
+        return cfg.WARPS == 8 and cfg.OVERLAP == 1 and wgmma_fits(t, case.dtype, cfg) ~= nil
+      end
+      return fits(t, case.dtype, cfg) ~= nil
     end,
-    -- what compiles and launches: the resolved tile (BM / BN / TW 0 resolve to one of the others)
+    -- what compiles and launches: the variant and its resolved tile (0s resolve to one of the others)
     launch_key = function(case, cfg)
-      local g = geometry(M.dims(case, rank), case.dtype, cfg, 132, SMEM_OPTIN)
+      local t = M.dims(case, rank)
+      if resolve(t, case.dtype, cfg, nil) == "wgmma" then
+        local g = wgmma.geometry(t, case.dtype, cfg, 132, SMEM_OPTIN)
+        return g and wgmma.launch_key(g, cfg) or "invalid"
+      end
+      local g = geometry(t, case.dtype, cfg, 132, SMEM_OPTIN)
       if not g then return "invalid" end
       return string.format("BM=%d,BN=%d,TH=%d,TW=%d,WARPS=%d,BCB=%d,STAGES=%d,OVERLAP=%d", g.bm, g.bn, g.th, g.tw,
         cfg.WARPS, cfg.BCB, g.stages, g.overlap)
     end,
     plan = function(case, ins, outs, cfg, ctx)
       local t = M.dims(case, rank)
-      local g = assert(fits(t, case.dtype, cfg, ctx))
-      local cin_g, cout_g = t.cin // t.groups, t.cout // t.groups
-      local ntaps = t.k[1] * t.k[2] * t.k[3]
-      local ocp, icp = ctx.cdiv(cout_g, g.bm) * g.bm, ctx.cdiv(cin_g, g.bc) * g.bc
-      local defs = { DT = case.dtype == "fp16" and 1 or 0, BM = g.bm, WARPS = cfg.WARPS, TH = g.th, TW = g.tw,
-                     KD = t.k[1], KH = t.k[2], KW = t.k[3], S = t.stride, BCB = cfg.BCB, STAGES = g.stages,
-                     VECLOAD = g.vecload, OVERLAP = g.overlap }
-      local prep = ctx:kernel("conv_igemm.cu", "conv_wprep", defs)
-      local main = ctx:kernel("conv_igemm.cu", "conv_igemm", defs)
-      local nwr = t.groups * ntaps * ocp * icp
-      local wr = ctx.empty({ nwr }, case.dtype)
-      local ntx, nty, ntiles = g.ntx, g.nty, g.ntiles
-      if ntiles * (icp // g.bc) * t.k[1] >= 2 ^ 31 or g.bc * t.sp[1] * t.sp[2] * t.sp[3] >= 2 ^ 31 then
-        error(string.format("%d tiles x %d chunks, %d channels of %d positions a chunk: past the kernel's 32-bit counters and offsets",
-          ntiles, (icp // g.bc) * t.k[1], g.bc, t.sp[1] * t.sp[2] * t.sp[3]), 0)
+      local v = resolve(t, case.dtype, cfg, ctx)
+      if v == "wgmma" then
+        local g = assert(wgmma_fits(t, case.dtype, cfg, ctx))
+        return wgmma.plan(t, case.dtype, g, cfg, ins, outs, ctx, sm_count(ctx))
       end
-      local threads = cfg.WARPS * 32
-      local grid = math.min(ntiles, sm_count(ctx) * g.per_sm) -- persistent: the CTAs resident at once
-      local plan = ctx.plan {
-        { fn = prep, grid = { ctx.cdiv(nwr, 256) }, block = { 256 },
-          args = { ins.weight, wr, ctx.i32(t.groups), ctx.i32(cout_g), ctx.i32(cin_g), ctx.i32(ocp // g.bm), ctx.i32(icp // g.bc) } },
-        { fn = main, grid = { grid }, block = { threads }, smem = g.smem,
-          args = { ins.input, wr, outs.out, ctx.i32(t.b), ctx.i32(t.cin), ctx.i32(t.cout), ctx.i32(t.groups),
-                   ctx.i32(t.sp[1]), ctx.i32(t.sp[2]), ctx.i32(t.sp[3]), ctx.i32(t.out[1]), ctx.i32(t.out[2]),
-                   ctx.i32(t.out[3]), ctx.i32(t.pad[1]), ctx.i32(t.pad[2]), ctx.i32(t.pad[3]), ctx.i32(ocp),
-                   ctx.i32(icp), ctx.i32(ntx), ctx.i32(nty), ctx.i32(ntiles) } },
-      }
-      plan.note = string.format("tile %d x %d positions x %d channels, %d stages%s, %d B shared, %d CTAs over %d tiles",
-        g.th, g.tw, g.bm, g.stages, g.overlap == 1 and " (transpose overlapped)" or "", g.smem, grid, ntiles)
-      return plan
+      if v ~= "mma" then error(string.format("VARIANT=%s: wgmma, mma or auto", tostring(cfg.VARIANT)), 0) end
+      return plan_mma(t, case, ins, outs, cfg, ctx)
     end,
   }
 end

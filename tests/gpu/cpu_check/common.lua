@@ -191,7 +191,8 @@ end
 local configs_to_try = M.configs_to_try
 
 -- Runs every configuration of every implementation into poisoned outputs; tb.verify vs refs.
--- impls: the implementations to run (default op.impls, the default set).
+-- impls: the implementations to run (default op.impls, the default set); cfgs (optional): these
+-- configurations instead of configs_to_try's spread.
 -- Operators whose plans keep state between runs (streamk_matmul's fix-up workspace and tile
 -- counters, which each run must leave zeroed): every plan runs three times, outputs poisoned
 -- before each, and the last run is what is verified -- the timed runs are such later runs.
@@ -204,12 +205,12 @@ local function run_plan(op, plan, outs)
   plan:run()
 end
 
-function M.check_impls(op, c, ctx, ins, refs, where, impls)
+function M.check_impls(op, c, ctx, ins, refs, where, impls, cfgs)
   local family = device.props().family
   for _, impl in ipairs(impls or op.impls) do
     local spec = op.module.implementations[impl]
     if not spec.supports or spec.supports(c, ctx) then
-      for _, cfg in ipairs(configs_to_try(spec, c)) do
+      for _, cfg in ipairs(cfgs or configs_to_try(spec, c)) do
         local tag = string.format("%s %s {%s}", where, impl, runner.config_string(cfg))
         local okrun, err = xpcall(function()
           local outs = op.module.outputs(c, ins, ctx)

@@ -4,7 +4,8 @@
 -- convolutions 1d_conv, 2d_conv and 3d_conv (docs/CONV.md) against a double-precision CPU sum on
 -- odd sizes, strides 1 and 2, padding 0 to 2, kernels 3 and 5, groups 1 to 4; each also in its
 -- triton default (at these sizes mostly split over the K steps: SPLIT) and, at two cases, a spread
--- of the triton space (both input layouts, the fp16 register prefetch, BM 64 to 256).
+-- of the triton space (both input layouts, the fp16 register prefetch, BM 64 to 256); on sm_90
+-- the cuda VARIANT wgmma in each of its tile shapes at the cases of stride 1 (WGMMA_CONFIGS).
 -- The table it returns is described in cpu_check/common.lua.
 local C = require("cpu_check.common")
 local context = require("tilebench.context")
@@ -272,7 +273,10 @@ CASES["2d_conv"] = { dtypes = { "fp16", "fp32" }, cpu_tol = { 1e-3, 1e-3 }, para
   -- k 5, padding 2, W 20 (fp32 vectors, fp16 elements)
   conv_case { in_channels = 16, out_channels = 16, H = 20, kernel_size = 5, stride = 1, padding = 2 },
   -- stride 2 with padding 2 over vector rows
-  conv_case { in_channels = 8, out_channels = 8, H = 34, W = 64, kernel_size = 3, stride = 2, padding = 2 } } }
+  conv_case { in_channels = 8, out_channels = 8, H = 34, W = 64, kernel_size = 3, stride = 2, padding = 2 },
+  -- rows of several tiles (wgmma: virtual positions across TW < W), 80 output channels (a
+  -- partial block of 128: both warpgroups along M), 7 rows (a partial last tile row)
+  conv_case { in_channels = 16, out_channels = 80, H = 7, W = 200, kernel_size = 3, stride = 1, padding = 1 } } }
 CASES["3d_conv"] = { dtypes = { "fp16", "fp32" }, cpu_tol = { 1e-3, 1e-3 }, params = {
   -- odd sizes, groups 2
   conv_case { in_channels = 4, out_channels = 6, D = 5, H = 7, kernel_size = 3, stride = 1, padding = 1, groups = 2 },
@@ -281,7 +285,10 @@ CASES["3d_conv"] = { dtypes = { "fp16", "fp32" }, cpu_tol = { 1e-3, 1e-3 }, para
   -- the grid's channels over a small volume
   conv_case { in_channels = 64, out_channels = 64, D = 2, H = 8, W = 16, kernel_size = 3, stride = 1, padding = 1 },
   -- padding 2 (outputs larger than the input), vector rows
-  conv_case { in_channels = 16, out_channels = 16, D = 4, H = 12, W = 16, kernel_size = 3, stride = 1, padding = 2 } } }
+  conv_case { in_channels = 16, out_channels = 16, D = 4, H = 12, W = 16, kernel_size = 3, stride = 1, padding = 2 },
+  -- 72 output channels (wgmma: BM 128, a partial block), 40-wide rows, 24 input channels (a
+  -- partial K chunk in fp16 and fp32 alike)
+  conv_case { in_channels = 24, out_channels = 72, D = 3, H = 5, W = 40, kernel_size = 3, stride = 1, padding = 1 } } }
 
 -- The convolutions' triton space beyond its default (which every case above runs): a spread of
 -- its candidates (C.configs_to_try: the default and every k-th valid one) at an odd case with
@@ -322,13 +329,77 @@ local function compile_conv_triton_spread(op, compile)
   end
 end
 
+-- The cuda VARIANT wgmma (conv_wgmma.cu, sm_90 only) beyond the default and configs_to_try's
+-- spread: each tile shape it has (BM 64: the warpgroups split the positions; 128: the channels),
+-- 32 and 64 bytes of channels a chunk, 3 and 4 stages, tiles of 16 to 64 positions a row and the
+-- automatic ones, at the cases of stride 1 named below (odd and partial tiles, the grid's
+-- channels), both dtypes; configurations a case does not take (valid) are left out.
+local WGMMA_CONFIGS = {
+  { BM = 64, BN = 64, TW = 16, BCB = 32, STAGES = 3 }, { BM = 128, BN = 128, TW = 32, BCB = 32, STAGES = 4 },
+  { BM = 64, BN = 256, TW = 64, BCB = 32, STAGES = 4 }, { BM = 128, BN = 64, TW = 64, BCB = 64, STAGES = 3 },
+  { BM = 64, BN = 0, TW = 0, BCB = 64, STAGES = 0 }, { BM = 128, BN = 0, TW = 16, BCB = 32, STAGES = 3 },
+}
+local WGMMA_CASES = { ["1d_conv"] = { 4, 5 }, ["2d_conv"] = { 1, 3, 4, 5, 7 }, ["3d_conv"] = { 1, 3, 4, 5 } }
+local function wgmma_configs(op, c)
+  local spec = op.module.implementations.cuda
+  local cfgs = {}
+  for _, w in ipairs(WGMMA_CONFIGS) do
+    local cfg = {}
+    for k, v in pairs(spec.default) do cfg[k] = v end
+    for k, v in pairs(w) do cfg[k] = v end
+    cfg.VARIANT = "wgmma"
+    if spec.valid(c, cfg) then cfgs[#cfgs + 1] = cfg end
+  end
+  return cfgs
+end
+local function conv_cuda_wgmma(op)
+  local where = op.name .. " cuda wgmma"
+  local props = require("tb.device").props()
+  if not (props.cc_major == 9 and (props.cc_minor or 0) == 0) then
+    print(where .. ": not an sm_90 GPU; skipped")
+    return
+  end
+  for _, dtype in ipairs(CASES[op.name].dtypes) do
+    for _, i in ipairs(WGMMA_CASES[op.name]) do
+      local params = CASES[op.name].params[i]
+      local c = { params = params, dtype = dtype, index = 1, id = C.case_id(params) }
+      local w = string.format("%s %s %s", where, dtype, c.id)
+      local ctx <close> = context.new(op, c)
+      local ins = op.module.inputs(c, ctx)
+      local refs = op.module.outputs(c, ins, ctx)
+      op.module.reference(c, ins, refs, ctx):run()
+      check_impls(op, c, ctx, ins, refs, w, { "cuda" }, wgmma_configs(op, c))
+      print(string.format("ok  %s", w))
+    end
+  end
+end
+local function compile_conv_cuda_wgmma(op, compile)
+  for _, dtype in ipairs(CASES[op.name].dtypes) do
+    for _, i in ipairs(WGMMA_CASES[op.name]) do
+      local params = CASES[op.name].params[i]
+      local c = { params = params, dtype = dtype, index = 1, id = C.case_id(params) }
+      for _, cfg in ipairs(wgmma_configs(op, c)) do
+        compile({ op = op, case = c, dtype = dtype, impl = "cuda", cfg = cfg })
+      end
+    end
+  end
+end
+local function conv_extra(op)
+  conv_triton_spread(op)
+  conv_cuda_wgmma(op)
+end
+local function compile_conv_extra(op, compile)
+  compile_conv_triton_spread(op, compile)
+  compile_conv_cuda_wgmma(op, compile)
+end
+
 local ORDER = { "jacobi_stencil_2d", "gaussian_blur", "2d_max_pooling", "1d_conv", "2d_conv", "3d_conv" }
 local TRITON_DEFAULT = { jacobi_stencil_2d = true, gaussian_blur = true, ["2d_max_pooling"] = true,
                          ["1d_conv"] = true, ["2d_conv"] = true, ["3d_conv"] = true }
-local EXTRA = { ["2d_max_pooling"] = check_pool_nan, ["1d_conv"] = conv_triton_spread,
-                ["2d_conv"] = conv_triton_spread, ["3d_conv"] = conv_triton_spread }
-local COMPILE_EXTRA = { ["1d_conv"] = compile_conv_triton_spread, ["2d_conv"] = compile_conv_triton_spread,
-                        ["3d_conv"] = compile_conv_triton_spread }
+local EXTRA = { ["2d_max_pooling"] = check_pool_nan, ["1d_conv"] = conv_extra,
+                ["2d_conv"] = conv_extra, ["3d_conv"] = conv_extra }
+local COMPILE_EXTRA = { ["1d_conv"] = compile_conv_extra, ["2d_conv"] = compile_conv_extra,
+                        ["3d_conv"] = compile_conv_extra }
 
 return { order = ORDER, cpu = cpu, cases = CASES, triton_default = TRITON_DEFAULT, extra = EXTRA,
          compile_extra = COMPILE_EXTRA }
