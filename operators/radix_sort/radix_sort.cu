@@ -73,8 +73,8 @@ extern "C" __global__ void radix_sort_zero(uint32_t *__restrict__ ws, int ntiles
 }
 
 // Exclusive sums over threads 0..255 of V values a thread (thread t holds digit t of V tables).
-// Every thread of the block calls it (it synchronises the block twice); threads >= 256 pass
-// zeros and get a meaningless result.
+// Every thread of the block calls it (it synchronises the block once); threads >= 256 pass zeros
+// and get a meaningless result. Once a block: s_wsum is read after the barrier and not rewritten.
 template <int V>
 static __device__ __forceinline__ void scan256(uint32_t (&x)[V], uint32_t (*s_wsum)[8]) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -98,7 +98,6 @@ static __device__ __forceinline__ void scan256(uint32_t (&x)[V], uint32_t (*s_ws
     for (int w = 0; w < warp && w < 8; w++) before += s_wsum[v][w];
     x[v] = before + x[v] - in[v];
   }
-  __syncthreads();
 }
 
 // Blocks of 256 threads, grid-strided over 16-byte vectors of keys, HIST_VECS loads in flight a
