@@ -3,13 +3,22 @@
 -- y[r, c] = sum_{i, j} x[r + i - kr // 2, c + j - kc // 2] w[i, j], in the input dtype. The image is
 -- randn, the kernel rand in [0, 1) normalised to sum 1 by gaussian_blur_gen.cu. TileBench's cases
 -- are square (input_cols = input_rows, not a parameter); a case may give input_cols.
--- Reference: one thread per output, the sum in double (gaussian_blur_ref.cu). `cuda`: a thread per
--- 16-byte column vector(s) down a strip of rows, each input row loaded once and added into a ring
--- of KR output rows of fp32 accumulators in registers, the horizontal halo by shuffle, weights
--- in shared memory (gaussian_blur.cu; docs/STENCILS.md). `triton`: output tiles, the KR x KC
--- shifted taps as masked loads (gaussian_blur_triton.py).
+-- Reference: one thread per output, the sum in double (gaussian_blur_ref.cu). `cuda`: by default
+-- on the tensor cores, each kernel row a banded matrix applied to a shared-memory tile of input
+-- rows (gaussian_blur_mma.cu; fp16 mma.sync, fp32 TF32); MMA = 0 and shapes it does not take: a
+-- thread per 16-byte column vector(s) down a strip of rows, each input row loaded once and added
+-- into a ring of KR output rows of fp32 accumulators in registers, the horizontal halo by
+-- shuffle, weights in shared memory (gaussian_blur.cu). docs/STENCILS.md. `triton`: output
+-- tiles, the KR x KC shifted taps as masked loads (gaussian_blur_triton.py).
 local op = {}
 op.category = "Stencil/Conv"
+-- rho's compute ceiling: the dtype's tensor-core rate, as the convolutions' (conv.lua). The
+-- formula's 2 x 49 flops an output are a dense 7 x 7 correlation (the kernel is rand, not a
+-- Gaussian: no separable shortcut), and at the fp32 FMA rate they would take 170 µs at 10240^2
+-- against 92 µs of fp16 memory time; on the tensor cores (gaussian_blur_mma.cu) the same
+-- products take a small fraction of the memory time, so the roof of this operator on an H200 is
+-- its memory traffic. fp32 is memory-bound under either ceiling (183 µs of traffic).
+op.ceiling = "matrix"
 
 local function dims(case)
   local p = case.params
@@ -62,14 +71,37 @@ local function rows_per(case, cfg, gx, props)
   return math.max(r, (rows + 65534) // 65535)
 end
 
+-- The tensor-core kernel (gaussian_blur_mma.cu, MMA = 1): a tile of 16 BX / 32 rows x 8 NB
+-- columns a block. It takes kernels whose columns reach at most 4 either side (kernel_cols <= 9)
+-- and rows of whole 16-byte chunks; other cases run the register kernel (gaussian_blur.cu).
+local MMA_MAX_ROWS_GRID = 65535
+local function mma_fits(case, cfg)
+  local rows, cols, kr, kc = dims(case)
+  local size = require("tb.dtype").info[case.dtype].size
+  local tr = 16 * (cfg.BX // 32)
+  return kc // 2 <= 4 and kc - 1 - kc // 2 <= 4 and cols % (16 // size) == 0
+    and (rows + tr - 1) // tr <= MMA_MAX_ROWS_GRID
+end
+-- Its static shared memory (bytes), as gaussian_blur_mma.cu sizes it: the input tile (rows of
+-- an odd number of 16-byte units) or the output tile, whichever is larger; at most 48 KiB.
+local function mma_smem(case, cfg)
+  local _, _, kr = dims(case)
+  local es = require("tb.dtype").info[case.dtype].size
+  local w, tr = 8 * cfg.NB, 16 * (cfg.BX // 32)
+  local ip16 = (w + 16) * es // 16
+  if ip16 % 2 == 0 then ip16 = ip16 + 1 end
+  return math.max((tr + kr - 1) * ip16 * 16, tr * (w + 8) * es)
+end
+
 op.implementations = {
   cuda = {
-    source = "gaussian_blur.cu",
-    description = "a thread per 16-byte column vector(s) down a row strip: each input row loaded once, shuffled into a window and added into a register ring of kernel_rows output rows (fp32), weights in shared memory",
-    default = { BX = 128, VPT = 0, ROWS = 0, MINB = 0 },
+    source = "gaussian_blur_mma.cu", -- the default's kernel (gaussian_blur.cu: MMA = 0 and the shapes it does not take)
+    description = "MMA = 1: tensor cores (fp16 mma.sync m16n8k16, fp32 TF32 m16n8k8, fp32 accumulators), each kernel row a banded matrix, the input tile in shared memory by cp.async; MMA = 0: a thread per 16-byte column vector(s) down a row strip, a register ring of kernel_rows output rows (fp32 FMA)",
+    default = { MMA = 1, NB = 16, BX = 128, VPT = 0, ROWS = 0, MINB = 0 },
     -- MINB 1: ptxas keeps fp16 at one vector a thread unspilled (208 registers against
     -- 168 and one 4-byte spill an iteration, but 8 warps an SM against 12): the search decides
-    space = { BX = { 32, 64, 128, 256 }, VPT = { 0, 1, 2 }, ROWS = { 0, 16, 32, 64, 128, 256 }, MINB = { 0, 1 } },
+    space = { MMA = { 0, 1 }, NB = { 8, 16 }, BX = { 32, 64, 128, 256 }, VPT = { 0, 1, 2 },
+              ROWS = { 0, 16, 32, 64, 128, 256 }, MINB = { 0, 1 } },
     -- the ring holds kernel_rows x RX accumulators a thread, the halo must come from one warp
     supports = function(case)
       local _, _, kr, kc = dims(case)
@@ -78,13 +110,26 @@ op.implementations = {
       end
       return true
     end,
-    -- 2-byte dtypes at two vectors a thread spill (ptxas, sm_90); BX a whole number of warps
+    -- Each kernel's own parameters only: MMA = 1 takes NB and BX (VPT, ROWS, MINB at 0) and
+    -- fits static shared memory; MMA = 0 takes BX, VPT, ROWS, MINB (NB at 16). 2-byte dtypes at
+    -- two vectors a thread spill (ptxas, sm_90); BX a whole number of warps.
     valid = function(case, cfg)
       local size = require("tb.dtype").info[case.dtype].size
-      return cfg.BX % 32 == 0 and not (cfg.VPT == 2 and size < 4)
+      if cfg.BX % 32 ~= 0 then return false end
+      if cfg.MMA == 1 then
+        return cfg.VPT == 0 and cfg.ROWS == 0 and cfg.MINB == 0 and mma_smem(case, cfg) <= 48 * 1024
+      end
+      return cfg.NB == 16 and not (cfg.VPT == 2 and size < 4)
     end,
     plan = function(case, ins, outs, cfg, ctx)
       local rows, cols, kr, kc = dims(case)
+      if cfg.MMA == 1 and mma_fits(case, cfg) and mma_smem(case, cfg) <= 48 * 1024 then
+        local w, tr = 8 * cfg.NB, 16 * (cfg.BX // 32)
+        local f = ctx:kernel("gaussian_blur_mma.cu", "gaussian_blur_mma",
+                             { DTYPE = ctx.ctype(case.dtype), KR = kr, KC = kc, BX = cfg.BX, NB = cfg.NB })
+        return ctx.plan { { fn = f, grid = { ctx.cdiv(cols, w), ctx.cdiv(rows, tr) }, block = { cfg.BX },
+                            args = { ins.input, ins.kernel, outs.out, ctx.i32(rows), ctx.i32(cols) } } }
+      end
       local n = rx(case, cfg)
       local gx = ctx.cdiv(cols, cfg.BX * n)
       local per = rows_per(case, cfg, gx, ctx.props)

@@ -6,6 +6,7 @@
 -- triton default (at these sizes mostly split over the K steps: SPLIT) and, at two cases, a spread
 -- of the triton space (both input layouts, the fp16 register prefetch, BM 64 to 256); on sm_90
 -- the cuda VARIANT wgmma in each of its tile shapes at the cases of stride 1 (WGMMA_CONFIGS).
+-- gaussian_blur's cuda tensor-core kernel (MMA = 1) also over its whole space on the cases it takes.
 -- The table it returns is described in cpu_check/common.lua.
 local C = require("cpu_check.common")
 local context = require("tilebench.context")
@@ -128,7 +129,12 @@ local CASES = {
                                { input_rows = 33, input_cols = 264, kernel_rows = 3, kernel_cols = 5 },
                                { input_rows = 20, input_cols = 36, kernel_rows = 4, kernel_cols = 6 },
                                { input_rows = 9, input_cols = 16, kernel_rows = 1, kernel_cols = 1 },
-                               { input_rows = 64, input_cols = 4104, kernel_rows = 7, kernel_cols = 7 } } },
+                               { input_rows = 64, input_cols = 4104, kernel_rows = 7, kernel_cols = 7 },
+                               -- the tensor-core kernel's widest reach (4 columns either side), a
+                               -- second tile of rows and columns both partial; a kernel wider than
+                               -- it takes (the default sends it to the register kernel)
+                               { input_rows = 70, input_cols = 200, kernel_rows = 9, kernel_cols = 9 },
+                               { input_rows = 12, input_cols = 64, kernel_rows = 5, kernel_cols = 11 } } },
   -- one pixel, odd shapes (one output a thread; the last window past the right and bottom
   -- edges), H odd with vector rows (33 x 48), W a vector multiple for fp32 only (40), the grid's
   -- first case, strips over a taller image, and kernel / stride / padding other than the grid's
@@ -393,12 +399,56 @@ local function compile_conv_extra(op, compile)
   compile_conv_cuda_wgmma(op, compile)
 end
 
+-- gaussian_blur's tensor-core kernel (cuda MMA = 1) over its whole space beyond the default
+-- (NB 8 and 16 column blocks x BX 32 .. 256: tiles of 16 to 128 rows, 64 or 128 columns), on
+-- the cases whose rows are whole 16-byte chunks (the others run the register kernel, which the
+-- spread of every case covers): one row, tiles past the image on both sides, 3 x 5, 4 x 6 (fp32
+-- only: 36 fp16 columns are not whole chunks), 1 x 1 and 9 x 9 kernels: every valid candidate
+-- of its space with MMA = 1 (at most 8).
+local GB_MMA_CASES = { 1, 3, 5, 6, 7, 8, 9, 10 }
+local function gb_mma_configs(op, c)
+  local spec = op.module.implementations.cuda
+  local cfgs = {}
+  for _, cfg in ipairs(require("tilebench.runner").candidates(spec)) do
+    if cfg.MMA == 1 and spec.valid(c, cfg) then cfgs[#cfgs + 1] = cfg end
+  end
+  return cfgs
+end
+local function gb_mma_spread(op)
+  for _, dtype in ipairs(CASES.gaussian_blur.dtypes) do
+    for _, i in ipairs(GB_MMA_CASES) do
+      local params = CASES.gaussian_blur.params[i]
+      local c = { params = params, dtype = dtype, index = 1, id = C.case_id(params) }
+      local w = string.format("gaussian_blur MMA spread %s %s", dtype, c.id)
+      local okc, err = xpcall(function()
+        local ctx <close> = context.new(op, c)
+        local ins = op.module.inputs(c, ctx)
+        local refs = op.module.outputs(c, ins, ctx)
+        op.module.reference(c, ins, refs, ctx):run()
+        check_impls(op, c, ctx, ins, refs, w, { "cuda" }, gb_mma_configs(op, c))
+      end, debug.traceback)
+      if okc then print(string.format("ok  %s", w)) else fail("%s: %s", w, tostring(err)) end
+    end
+  end
+end
+local function compile_gb_mma_spread(op, compile)
+  for _, dtype in ipairs(CASES.gaussian_blur.dtypes) do
+    for _, i in ipairs(GB_MMA_CASES) do
+      local params = CASES.gaussian_blur.params[i]
+      local c = { params = params, dtype = dtype, index = 1, id = C.case_id(params) }
+      for _, cfg in ipairs(gb_mma_configs(op, c)) do
+        compile({ op = op, case = c, dtype = dtype, impl = "cuda", cfg = cfg })
+      end
+    end
+  end
+end
+
 local ORDER = { "jacobi_stencil_2d", "gaussian_blur", "2d_max_pooling", "1d_conv", "2d_conv", "3d_conv" }
 local TRITON_DEFAULT = { jacobi_stencil_2d = true, gaussian_blur = true, ["2d_max_pooling"] = true,
                          ["1d_conv"] = true, ["2d_conv"] = true, ["3d_conv"] = true }
-local EXTRA = { ["2d_max_pooling"] = check_pool_nan, ["1d_conv"] = conv_extra,
+local EXTRA = { gaussian_blur = gb_mma_spread, ["2d_max_pooling"] = check_pool_nan, ["1d_conv"] = conv_extra,
                 ["2d_conv"] = conv_extra, ["3d_conv"] = conv_extra }
-local COMPILE_EXTRA = { ["1d_conv"] = compile_conv_extra, ["2d_conv"] = compile_conv_extra,
+local COMPILE_EXTRA = { gaussian_blur = compile_gb_mma_spread, ["1d_conv"] = compile_conv_extra, ["2d_conv"] = compile_conv_extra,
                         ["3d_conv"] = compile_conv_extra }
 
 return { order = ORDER, cpu = cpu, cases = CASES, triton_default = TRITON_DEFAULT, extra = EXTRA,
