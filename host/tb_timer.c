@@ -20,7 +20,8 @@
  *       back-to-back kernels overlapped, counted once in the samples and the busy time)
  *     power and clock state: conditions, reading, cap_fraction, cap_reasons, power_w, power_max_w,
  *       nvml_sm_clock_mhz (with readings), power_reason (why none), power_readings, cooldown_s,
- *       cooldowns, cooldowns_bounded, clock_settled, settle_waits, rounds, exposure, exposed_s
+ *       cooldowns, cooldowns_bounded, clock_settled, settle_waits, rounds, exposure, exposed_s,
+ *       preloaded_s
  *   Errors raise: a fault of the plan with the API name; a hung plan with "timeout: ...".
  *   tb.timer.measure_group({plan, ...} [, opts]) -> {result | {code, message}, ...} | nil, error,
  *     index: the plans interleaved in rounds (conditions = "interleave")
@@ -213,6 +214,7 @@ static void push_result(lua_State *L, const measure_result *r) {
   lua_pushboolean(L, r->exposure);
   lua_setfield(L, -2, "exposure");
   set_num(L, "exposed_s", r->exposed_s);
+  set_num(L, "preloaded_s", r->preloaded_s);
   set_num(L, "rounds", (double)r->rounds);
 }
 

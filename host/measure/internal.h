@@ -45,7 +45,9 @@ typedef struct measure {
   double batch_power_max;    /* the highest power this batch read (W; < 0: none) */
   double limit_w;            /* the enforced power limit (0: unknown) */
   int heavy;                 /* the load drew heavy_power of the limit, or ran capped: capped_exposure applies */
-  double exposed;            /* GPU busy seconds of the sampling batches so far */
+  double exposed;            /* GPU busy seconds of the sampling batches so far (since the preload) */
+  double heavy_at;           /* exposed when the load was found heavy */
+  int preload_done;          /* capped_preload is over (or off): the exposure's samples count */
   double *pw_w, *pw_mhz;     /* every reading while sampling (power, NVML SM clock) */
   size_t n_pw, cap_pw;
   int stopped;               /* no more batches */

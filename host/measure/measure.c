@@ -282,6 +282,19 @@ static gpu_status warm_up(measure *m) {
   return graph_choose_groups(m, m->est_busy);
 }
 
+/* Forgets every sample kept so far (the preload's): the counts, the running statistics and the
+ * power readings start again; the GPU time spent stays in gpu_busy_s. */
+static void drop_samples(measure *m) {
+  m->n = 0;
+  memset(&m->run, 0, sizeof m->run);
+  memset(&m->run_all, 0, sizeof m->run_all);
+  m->r->under_threshold = 0;
+  m->r->dropped_throttled = 0;
+  m->r->dropped_incomplete = 0;
+  m->n_pw = 0;
+  m->exposed = 0;
+}
+
 /* One batch of samples and the stopping decision after it. round_s > 0 (interleaved): the batch
  * covers about that much GPU time, so the works of a group alternate at that grain and each sees
  * the power state the others leave. The cold reading takes one sample a batch, after a cool-down. */
@@ -297,9 +310,10 @@ static gpu_status step(measure *m, const tb_stop_rule *rule, double t_start, dou
     n = 1;
     power_cooldown(m);
   }
-  /* A load on a fixed exposure takes no more samples than the exposure has left. */
+  /* A load on a fixed exposure takes no more samples than the exposure (or its preload) has left. */
   if (m->heavy && m->est_busy > 0) {
-    double left = m->o.capped_exposure - m->exposed;
+    double left = m->preload_done ? m->o.capped_exposure - m->exposed
+                                  : m->o.capped_preload - (m->exposed - m->heavy_at);
     size_t g = m->group > 1 ? m->group : 1, fit = left > m->est_busy ? (size_t)ceil(left / m->est_busy) : 1;
     fit = (fit + g - 1) / g * g;
     if (n > fit) n = fit;
@@ -319,10 +333,21 @@ static gpu_status step(measure *m, const tb_stop_rule *rule, double t_start, dou
    * clock keeps sliding for seconds (docs/MEASUREMENT.md), so "settled" would otherwise mean
    * "whenever the timeout comes" for one implementation and "after 10 samples" for another. */
   if (!m->heavy && !cold && m->o.capped_exposure > 0 && measure_modes[m->o.mode].adaptive &&
-      (capped || (m->limit_w > 0 && m->batch_power_max >= m->o.heavy_power * m->limit_w)))
+      (capped || (m->limit_w > 0 && m->batch_power_max >= m->o.heavy_power * m->limit_w))) {
     m->heavy = 1;
+    m->heavy_at = m->exposed;
+    m->preload_done = m->o.capped_preload <= 0;
+  }
+  /* capped_preload: under the cap the clock slides for seconds from the state the previous load
+   * left (a cool GPU reads fast, H200 session 11): the load runs that long first and only the
+   * samples after it count, so each implementation is read at its own power state. */
+  if (m->heavy && !m->preload_done && m->exposed - m->heavy_at >= m->o.capped_preload * (1 - 1e-9)) {
+    m->r->preloaded_s = m->exposed;
+    drop_samples(m);
+    m->preload_done = 1;
+  }
   if (m->heavy) {
-    m->reason = m->exposed >= m->o.capped_exposure * (1 - 1e-9) ? TB_STOP_EXPOSURE
+    m->reason = m->preload_done && m->exposed >= m->o.capped_exposure * (1 - 1e-9) ? TB_STOP_EXPOSURE
                 : rule->max_samples > 0 && m->run.n >= rule->max_samples ? TB_STOP_MAX_SAMPLES
                 : rule->timeout_s > 0 && wall >= rule->timeout_s ? TB_STOP_TIMEOUT
                 : TB_STOP_CONTINUE;

@@ -48,6 +48,8 @@ typedef struct measure_opts {
   double settle_window, settle_tol; /* the clock-settle rule under a cap (tb_clock_settled) */
   int power;            /* read the power source around each batch (power.c) */
   double capped_exposure; /* seconds of GPU time a capped or heavy load is sampled for (0: off) */
+  double capped_preload;  /* capped_exposure: seconds of GPU time such a load runs first, its samples
+                             dropped, before the exposure's samples count (0: none) */
   double heavy_power;   /* share of the power limit from which a load is heavy */
 } measure_opts;
 
@@ -189,6 +191,8 @@ typedef struct measure_result {
   int exposure;                   /* the fixed exposure applied (capped_exposure > 0 and the load was
                                      capped or heavy) */
   double exposed_s;               /* GPU busy seconds of the samples taken (all, kept or not) */
+  double preloaded_s;             /* capped_preload: GPU busy seconds of the samples dropped (those before
+                                     the load was found heavy, and the preload's) */
 } measure_result;
 
 /* Measures env->work under o. GPU_OK with r filled (r->code says whether samples were kept);

@@ -14,7 +14,7 @@ const measure_opts measure_default_opts = {
   .flush_tlb_bytes = 0, .graph = 1, .graph_group = 0, .group_events = 0, .clock = 0, .clock_check = 1,
   .sustained_clock = 1, .throttle_threshold = 0.90, .clock_window_ns = 2000, .clock_interval = 0.005,
   .sync_timeout = 60, .conditions = 2 /* sequential: the declared default */, .reading = 0, .cooldown_max = 5, .settle_window = 0.25, .settle_tol = 0.01,
-  .power = 1, .capped_exposure = 0, .heavy_power = 0.6};
+  .power = 1, .capped_exposure = 0, .capped_preload = 0, .heavy_power = 0.6};
 
 #define OFF(f) offsetof(measure_opts, f)
 const measure_opt_desc measure_options[] = {
@@ -93,6 +93,10 @@ const measure_opt_desc measure_options[] = {
    "then stops (stop reason 'exposure'), converged or not, so every such implementation of a case "
    "gets the same exposure and none runs to the timeout (0: off; the noise and clock-settle rules "
    "decide)"},
+  {"capped_preload", MEASURE_OPT_NUMBER, OFF(capped_preload), NULL, 0, 3600, "0",
+   "capped_exposure: seconds of GPU time a capped or heavy load runs before its exposure, the samples "
+   "of that time dropped, so the exposure starts from the load's own power state and not from the "
+   "state what ran before left (0: the exposure starts when the load is found heavy)"},
   {"heavy_power", MEASURE_OPT_NUMBER, OFF(heavy_power), NULL, 0, 1, "0.6",
    "capped_exposure: the share of the power limit a batch's highest reading must reach for the load "
    "to count as heavy"},

@@ -374,6 +374,28 @@ static void test_exposure(void) {
   CHECK(measure_run(&env, &o, &r) == GPU_OK && r.code == NULL && !r.exposure &&
         strcmp(r.stop_reason, "converged") == 0, "off: stop %s", r.stop_reason);
   measure_result_free(&r);
+  /* capped_preload: the load runs that long first and its samples are dropped; the exposure and
+   * the kept samples come after it */
+  env = setup();
+  fake.power_reading = loads[0].rd;
+  o.capped_exposure = 0.03;
+  o.capped_preload = 0.05;
+  CHECK(measure_run(&env, &o, &r) == GPU_OK && r.code == NULL && r.exposure && strcmp(r.stop_reason, "exposure") == 0,
+        "preload: stop %s", r.stop_reason);
+  /* dropped: the batch that found the load heavy, then the preload */
+  CHECK(r.preloaded_s >= 0.05 && r.preloaded_s < 0.06, "preloaded %g s", r.preloaded_s);
+  CHECK(r.exposed_s >= 0.03 && r.exposed_s < 0.03 + 0.0002, "exposed after the preload %g s", r.exposed_s);
+  /* the kept samples are the exposure's only (each about 0.1 ms with its eviction) */
+  CHECK(r.n > 0 && (double)r.n * 1e-4 < 0.03 * 1.1, "kept %zu samples", r.n);
+  CHECK(r.gpu_busy_s >= r.preloaded_s + r.exposed_s, "busy %g s >= preload + exposure", r.gpu_busy_s);
+  measure_result_free(&r);
+  /* light load: no preload either */
+  env = setup();
+  fake.power_reading = loads[2].rd;
+  CHECK(measure_run(&env, &o, &r) == GPU_OK && r.code == NULL && !r.exposure && r.preloaded_s == 0,
+        "light: preloaded %g", r.preloaded_s);
+  measure_result_free(&r);
+  o.capped_preload = 0;
   /* a heavy load whose exposure the timeout cuts: the timeout says so */
   env = setup();
   fake.power_reading = loads[0].rd;
