@@ -144,7 +144,8 @@ for s in "$@"; do
       # the machine's /tmp stays while it is held): emptied for the cold stage, reused by the warm
       # one, which must run in a later call on the same machine (each may take ~10 minutes).
       # Wall time in OUTDIR/logs/<stage>.wall_s (in session.tgz); the run's precompile line and provenance.json hold
-      # the compile phase's share.
+      # the compile phase's share. $IMPLS (comma-separated) limits the implementations (issue 14's
+      # target was set for cuda and lib; issue 15 adds torch) and $FLAGS adds run flags (a protocol).
       ops=$OPS
       acache=${AUTOTUNE_CACHE:-/tmp/tilebench-autotune-cache}
       [ "$s" = autotune-full-cold ] && rm -rf "$acache"
@@ -154,7 +155,7 @@ for s in "$@"; do
       mkdir -p "$acache"
       t0=$(date +%s.%N)
       TILEBENCH_CACHE_DIR=$acache STAGE_TIMEOUT=${STAGE_TIMEOUT:-560} \
-        stage "$s" "$TB" run --operator "$ops" --gpu H200 --autotune --quiet
+        stage "$s" "$TB" run --operator "$ops" --gpu H200 --autotune --quiet ${IMPLS:+--impl "$IMPLS"} ${FLAGS:-}
       echo "$(date +%s.%N) $t0" | awk '{printf "%.1f\n", $1 - $2}' > "$LOGS/$s.wall_s"
       grep -E "precompile:|^run .* finished|stopped" "$LOGS/$s.log" | sed 's/^/    /' >> "$summary" ;;
     autotune-resume)
