@@ -5,7 +5,8 @@
 # tests/gpu/operators_cpu_check.lua. A GPU machine then spends its time measuring, not compiling.
 #   bash scripts/warm-cache.sh [CACHE_DIR] [TARBALL]
 # defaults: build/run-cache and build/nvrtc-cache.tgz (a compressed cache fits the device tool's
-# 64 MiB carry where the raw one does not). scripts/gpu-session.sh unpacks the tarball.
+# 64 MiB carry where the raw one does not). scripts/gpu-session.sh unpacks the tarball. Where the
+# whole tarball no longer fits beside the build, scripts/carry-cache.sh packs the part a call needs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CACHE=${1:-build/run-cache}
