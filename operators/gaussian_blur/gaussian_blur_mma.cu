@@ -24,8 +24,14 @@
 // 16-byte chunk of a row wholly inside or outside the image); the plan sends other shapes to
 // gaussian_blur.cu.
 // Defines: DTYPE (__half or float), KR, KC (KC / 2 <= 4 and KC - 1 - KC / 2 <= 4), BX (threads,
-// a multiple of 32), NB (column blocks of 8 a tile). Kernel: gaussian_blur_mma.
+// a multiple of 32), NB (column blocks of 8 a tile), PIPE (0 if absent; 1: with STAGES, the
+// pipelined kernel at the end of this file instead). Kernel: gaussian_blur_mma (PIPE = 0) or
+// gaussian_blur_pipe (PIPE = 1).
 #include "tb_common.cuh"
+
+#ifndef PIPE
+#define PIPE 0 // 1: gaussian_blur_pipe (below), STAGES defined too
+#endif
 
 constexpr bool F16 = sizeof(DTYPE) == 2;
 constexpr int ES = (int)sizeof(DTYPE);
@@ -45,7 +51,6 @@ constexpr int IN_BYTES = IR * IP * ES, OUT_BYTES = TR * OP * ES;
 constexpr int SMEM = IN_BYTES > OUT_BYTES ? IN_BYTES : OUT_BYTES;
 static_assert(HL <= 4 && HR <= 4, "the 16-column window holds at most 4 columns either side");
 static_assert(BX % 32 == 0, "whole warps");
-static_assert(SMEM <= 48 * 1024, "static shared memory");
 
 TB_DEVICE uint32_t smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
 
@@ -99,6 +104,9 @@ TB_DEVICE void ldsm(uint32_t *a, uint32_t p) {
     for (int q = 0; q < 4; ++q) a[q] = to_tf32(__uint_as_float(a[q]));
   }
 }
+
+#if !PIPE
+static_assert(SMEM <= 48 * 1024, "static shared memory");
 
 extern "C" __global__ void __launch_bounds__(BX)
     gaussian_blur_mma(const DTYPE *__restrict__ x, const DTYPE *__restrict__ wk, DTYPE *__restrict__ y, int rows,
@@ -205,3 +213,144 @@ extern "C" __global__ void __launch_bounds__(BX)
     }
   }
 }
+#endif // !PIPE
+
+#if PIPE
+// gaussian_blur_pipe (PIPE = 1): the same tensor-core arithmetic (the band fragments, ldsm, mma
+// above), but a block walks a column strip down the image instead of computing one tile: its W
+// columns, SEGB bands of TR output rows each, starting at row S0 = blockIdx.y SEGB TR. The input
+// rows live in a ring of RING = STAGES TR + KR - 1 shared-memory rows (input row j, counted from
+// S0 - VL, in slot j % RING): band k reads rows k TR .. k TR + TR + KR - 2, so the KR - 1 halo
+// rows it shares with band k - 1 stay in the ring and are loaded once. Loads go in groups (one
+// cp.async group each): group 0 is band 0's TR + KR - 1 rows, group m > 0 the TR rows band m adds;
+// STAGES - 1 groups are in flight while the tensor cores work on a band. At band k a block waits
+// for group k, passes a barrier (every warp is done with band k - 1), issues group k + STAGES - 1
+// into the slots band k - 1 alone used, and computes band k. Each warp stages its own 16 x W
+// outputs in two halves of 8 rows (its own shared memory: no block barrier) for 16-byte coalesced
+// stores. Defines: as gaussian_blur_mma, and STAGES (2 or 3); the shared memory is dynamic
+// (PIPE_SMEM bytes, the plan's `smem`). Kernel: gaussian_blur_pipe.
+constexpr int RING = STAGES * TR + KR - 1;     // input rows held
+constexpr int RING_BYTES = RING * IP * ES;
+constexpr int SOP = W + 8;                     // staging pitch (elements), as OP
+constexpr int STAGE_BYTES = 8 * SOP * ES;      // a warp's 8 staged output rows
+constexpr int PIPE_SMEM = RING_BYTES + (BX / 32) * STAGE_BYTES;
+static_assert(STAGES >= 2, "a group in flight while a band is computed");
+static_assert(RING_BYTES % 16 == 0 && STAGE_BYTES % 16 == 0, "16-byte aligned parts");
+
+extern "C" __global__ void __launch_bounds__(BX)
+    gaussian_blur_pipe(const DTYPE *__restrict__ x, const DTYPE *__restrict__ wk, DTYPE *__restrict__ y, int rows,
+                       int cols, int segb) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  const uint32_t ring = smem_addr(smem);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int g = lane >> 2, t = lane & 3;
+  const int C0 = blockIdx.x * W, S0 = blockIdx.y * segb * TR;
+  const int left = (rows - S0 + TR - 1) / TR;
+  const int nb = segb < left ? segb : left;    // bands of this block
+
+  // Group m: input rows lo .. hi - 1 (j counted from S0 - VL), zero outside the image; an empty
+  // group past the last band keeps the count of groups in flight uniform.
+  auto issue = [&](int m) {
+    if (m < nb) {
+      constexpr int CPR = IC / EPC;
+      const int lo = m == 0 ? 0 : m * TR + KR - 1, n = (m == 0 ? TR + KR - 1 : TR) * CPR;
+      const int slot0 = lo % RING;
+#pragma unroll 4
+      for (int idx = tid; idx < n; idx += BX) {
+        const int r = idx / CPR, ch = idx - r * CPR;
+        int slot = slot0 + r;
+        if (slot >= RING) slot -= RING;        // a group is at most RING rows
+        const int gr = S0 - VL + lo + r, gc = C0 - 8 + ch * EPC;
+        const bool ok = gr >= 0 && gr < rows && gc >= 0 && gc < cols;
+        cp16(ring + (uint32_t)(slot * IP + ch * EPC) * ES, ok ? x + (long long)gr * cols + gc : x, ok);
+      }
+    }
+    asm volatile("cp.async.commit_group;\n" ::);
+  };
+#pragma unroll 1
+  for (int m = 0; m < STAGES - 1; ++m) issue(m);
+
+  uint32_t bf[KR][F16 ? 2 : 4];                // as gaussian_blur_mma's
+#pragma unroll
+  for (int i = 0; i < KR; ++i) {
+    if constexpr (F16) {
+      bf[i][0] = pack_f16x2(tap(wk, i, 2 * t, g), tap(wk, i, 2 * t + 1, g));
+      bf[i][1] = pack_f16x2(tap(wk, i, 2 * t + 8, g), tap(wk, i, 2 * t + 9, g));
+    } else {
+#pragma unroll
+      for (int q = 0; q < 4; ++q) bf[i][q] = to_tf32(tap(wk, i, t + 4 * q, g));
+    }
+  }
+
+  const int lrow = F16 ? (lane & 15) : (lane & 7) + 8 * ((lane >> 3) & 1);
+  const int lcol = F16 ? 0 : 4 * (lane >> 4);
+  const int wrow = 16 * warp + lrow;           // this lane's ldmatrix row in a band, kernel row 0
+  DTYPE *stage = reinterpret_cast<DTYPE *>(smem + RING_BYTES + warp * STAGE_BYTES);
+  constexpr int CHUNK_BYTES = 8 * ES;
+  int sb = 0;                                  // band k's first row's slot: k TR % RING
+
+#pragma unroll 1
+  for (int k = 0; k < nb; ++k) {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2));
+    __syncthreads();
+    issue(k + STAGES - 1);
+
+    float acc[NB + 1][4];
+#pragma unroll
+    for (int b = 0; b <= NB; ++b)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) acc[b][q] = 0.0f;
+#pragma unroll
+    for (int i = 0; i < KR; ++i) {
+      int slot = sb + wrow + i;                // wrow + i < TR + KR - 1 <= RING: one wrap at most
+      if (slot >= RING) slot -= RING;
+      const uint32_t ai = ring + (uint32_t)(slot * IP + lcol) * ES;
+      uint32_t lo[4], hi[4];
+      ldsm(lo, ai);
+#pragma unroll
+      for (int b = 0; b <= NB; ++b) {
+        ldsm(hi, ai + (uint32_t)((b + 1) * CHUNK_BYTES));
+        if constexpr (F16) {
+          const uint32_t a[4] = { lo[0], lo[1], hi[0], hi[1] };
+          mma(acc[b], a, bf[i][0], bf[i][1]);
+          lo[0] = hi[0];
+          lo[1] = hi[1];
+        } else {
+          mma(acc[b], lo, bf[i][0], bf[i][1]);
+          mma(acc[b], hi, bf[i][2], bf[i][3]);
+#pragma unroll
+          for (int q = 0; q < 4; ++q) lo[q] = hi[q];
+        }
+      }
+    }
+    sb += TR;
+    if (sb >= RING) sb -= RING;
+
+    // Rows 16 warp + 8 h + g of the band (acc[b][2h], [2h + 1]), columns 8 b - 4 + 2t, + 1, through
+    // the warp's staging rows to 16-byte stores.
+    const int rw = S0 + k * TR + 16 * warp;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+#pragma unroll
+      for (int b = 0; b <= NB; ++b) {
+        const int c = 8 * b - 4 + 2 * t;
+        if (c >= 0 && c < W) {
+          DTYPE *o = stage + g * SOP + c;
+          if constexpr (F16) *reinterpret_cast<uint32_t *>(o) = pack_f16x2(acc[b][2 * h], acc[b][2 * h + 1]);
+          else *reinterpret_cast<float2 *>(o) = make_float2(acc[b][2 * h], acc[b][2 * h + 1]);
+        }
+      }
+      __syncwarp();
+      constexpr int CPR = W / EPC, N = 8 * CPR;
+#pragma unroll
+      for (int idx = lane; idx < N; idx += 32) {
+        const int r = idx / CPR, ch = idx - r * CPR;
+        const int gr = rw + 8 * h + r, gc = C0 + ch * EPC;
+        if (gr < rows && gc < cols)
+          *reinterpret_cast<uint4 *>(y + (long long)gr * cols + gc) = *reinterpret_cast<const uint4 *>(stage + r * SOP + ch * EPC);
+      }
+      __syncwarp();                            // the staging rows are free again
+    }
+  }
+}
+#endif // PIPE

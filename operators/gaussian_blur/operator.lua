@@ -4,8 +4,10 @@
 -- randn, the kernel rand in [0, 1) normalised to sum 1 by gaussian_blur_gen.cu. TileBench's cases
 -- are square (input_cols = input_rows, not a parameter); a case may give input_cols.
 -- Reference: one thread per output, the sum in double (gaussian_blur_ref.cu). `cuda`: by default
--- on the tensor cores, each kernel row a banded matrix applied to a shared-memory tile of input
--- rows (gaussian_blur_mma.cu; fp16 mma.sync, fp32 TF32); MMA = 0 and shapes it does not take: a
+-- on the tensor cores, each kernel row a banded matrix applied to shared-memory rows of input
+-- (gaussian_blur_mma.cu; fp16 mma.sync, fp32 TF32), a block walking a column strip with its
+-- rows in a ring and the next band's loads in flight (PIPE 2 or 3; PIPE = 0: a block a tile);
+-- MMA = 0 and shapes the tensor-core kernels do not take: a
 -- thread per 16-byte column vector(s) down a strip of rows, each input row loaded once and added
 -- into a ring of KR output rows of fp32 accumulators in registers, the horizontal halo by
 -- shuffle, weights in shared memory (gaussian_blur.cu). docs/STENCILS.md. `triton`: output
@@ -93,15 +95,48 @@ local function mma_smem(case, cfg)
   return math.max((tr + kr - 1) * ip16 * 16, tr * (w + 8) * es)
 end
 
+-- The pipelined tensor-core kernel (gaussian_blur_mma.cu with PIPE = 1 and STAGES = cfg.PIPE,
+-- gaussian_blur_pipe): its dynamic shared memory, the ring of PIPE TR + KR - 1 input rows (the
+-- pitch as above) and each warp's 8 staged output rows of W + 8 elements.
+local function pipe_smem(case, cfg)
+  local _, _, kr = dims(case)
+  local es = require("tb.dtype").info[case.dtype].size
+  local w, tr = 8 * cfg.NB, 16 * (cfg.BX // 32)
+  local ip16 = (w + 16) * es // 16
+  if ip16 % 2 == 0 then ip16 = ip16 + 1 end
+  return (cfg.PIPE * tr + kr - 1) * ip16 * 16 + (cfg.BX // 32) * 8 * (w + 8) * es
+end
+local PIPE_SMEM_MAX = 227 * 1024 -- sm_90's opt-in limit a block
+-- Bands (TR rows) a block walks: SEGB, or with SEGB = 0 the column strips split into as many
+-- segments as keep every block resident at once (one wave: blocks an SM by shared memory and by
+-- registers, 128 a thread assumed), at least one band each; each segment re-reads KR - 1 rows.
+local function pipe_segb(case, cfg, gx, props)
+  local rows = dims(case)
+  local tr = 16 * (cfg.BX // 32)
+  local bands = (rows + tr - 1) // tr
+  local segb = cfg.SEGB
+  if segb == 0 then
+    local smem = pipe_smem(case, cfg)
+    local per_sm = math.min((props.smem_per_sm or 233472) // (smem + 1024), 65536 // (cfg.BX * 128))
+    local segs = math.max(1, math.min(bands, (props.sm_count or 132) * math.max(1, per_sm) // gx))
+    segb = (bands + segs - 1) // segs
+  end
+  return math.max(segb, (bands + MMA_MAX_ROWS_GRID - 1) // MMA_MAX_ROWS_GRID), bands
+end
+
 op.implementations = {
   cuda = {
     source = "gaussian_blur_mma.cu", -- the default's kernel (gaussian_blur.cu: MMA = 0 and the shapes it does not take)
-    description = "MMA = 1: tensor cores (fp16 mma.sync m16n8k16, fp32 TF32 m16n8k8, fp32 accumulators), each kernel row a banded matrix, the input tile in shared memory by cp.async; MMA = 0: a thread per 16-byte column vector(s) down a row strip, a register ring of kernel_rows output rows (fp32 FMA)",
-    default = { MMA = 1, NB = 16, BX = 128, VPT = 0, ROWS = 0, MINB = 0 },
+    description = "MMA = 1: tensor cores (fp16 mma.sync m16n8k16, fp32 TF32 m16n8k8, fp32 accumulators), each kernel row a banded matrix, input rows in shared memory by cp.async (PIPE 2/3: a block walks a column strip, a ring of rows, PIPE - 1 bands of loads in flight; PIPE 0: a tile a block); MMA = 0: a thread per 16-byte column vector(s) down a row strip, a register ring of kernel_rows output rows (fp32 FMA)",
+    default = { MMA = 1, PIPE = 2, SEGB = 0, NB = 16, BX = 128, VPT = 0, ROWS = 0, MINB = 0 },
     -- MINB 1: ptxas keeps fp16 at one vector a thread unspilled (208 registers against
     -- 168 and one 4-byte spill an iteration, but 8 warps an SM against 12): the search decides
     space = { MMA = { 0, 1 }, NB = { 8, 16 }, BX = { 32, 64, 128, 256 }, VPT = { 0, 1, 2 },
-              ROWS = { 0, 16, 32, 64, 128, 256 }, MINB = { 0, 1 } },
+              ROWS = { 0, 16, 32, 64, 128, 256 }, MINB = { 0, 1 },
+              -- PIPE 2 or 3 (with MMA = 1): the column-strip walker with PIPE - 1 row groups in
+              -- flight (its STAGES), SEGB bands a block (0: one wave of blocks; 3: segment edges
+              -- inside small images; 64: long walks, the ring wrapping many times)
+              PIPE = { 0, 2, 3 }, SEGB = { 0, 3, 64 } },
     -- the ring holds kernel_rows x RX accumulators a thread, the halo must come from one warp
     supports = function(case)
       local _, _, kr, kc = dims(case)
@@ -110,12 +145,19 @@ op.implementations = {
       end
       return true
     end,
-    -- Each kernel's own parameters only: MMA = 1 takes NB and BX (VPT, ROWS, MINB at 0) and
-    -- fits static shared memory; MMA = 0 takes BX, VPT, ROWS, MINB (NB at 16). 2-byte dtypes at
-    -- two vectors a thread spill (ptxas, sm_90); BX a whole number of warps.
+    -- Each kernel's own parameters only: MMA = 1 takes NB and BX (VPT, ROWS, MINB at 0), with
+    -- PIPE 2 or 3 also SEGB and its ring within the opt-in shared memory, with PIPE = 0 (SEGB at
+    -- 0) a tile within static shared memory; MMA = 0 takes BX, VPT, ROWS, MINB (NB at 16, PIPE
+    -- and SEGB at 0). 2-byte dtypes at two vectors a thread spill (ptxas, sm_90); BX a whole
+    -- number of warps.
     valid = function(case, cfg)
       local size = require("tb.dtype").info[case.dtype].size
       if cfg.BX % 32 ~= 0 then return false end
+      if cfg.PIPE > 0 then
+        return cfg.PIPE >= 2 and cfg.MMA == 1 and cfg.VPT == 0 and cfg.ROWS == 0 and cfg.MINB == 0
+          and pipe_smem(case, cfg) <= PIPE_SMEM_MAX
+      end
+      if cfg.SEGB ~= 0 then return false end -- the pipelined kernel's
       if cfg.MMA == 1 then
         return cfg.VPT == 0 and cfg.ROWS == 0 and cfg.MINB == 0 and mma_smem(case, cfg) <= 48 * 1024
       end
@@ -123,6 +165,16 @@ op.implementations = {
     end,
     plan = function(case, ins, outs, cfg, ctx)
       local rows, cols, kr, kc = dims(case)
+      if cfg.MMA == 1 and cfg.PIPE >= 2 and mma_fits(case, cfg) and pipe_smem(case, cfg) <= PIPE_SMEM_MAX then
+        local w = 8 * cfg.NB
+        local gx = ctx.cdiv(cols, w)
+        local segb, bands = pipe_segb(case, cfg, gx, ctx.props)
+        local f = ctx:kernel("gaussian_blur_mma.cu", "gaussian_blur_pipe",
+                             { DTYPE = ctx.ctype(case.dtype), KR = kr, KC = kc, BX = cfg.BX, NB = cfg.NB, PIPE = 1,
+                               STAGES = cfg.PIPE })
+        return ctx.plan { { fn = f, grid = { gx, ctx.cdiv(bands, segb) }, block = { cfg.BX }, smem = pipe_smem(case, cfg),
+                            args = { ins.input, ins.kernel, outs.out, ctx.i32(rows), ctx.i32(cols), ctx.i32(segb) } } }
+      end
       if cfg.MMA == 1 and mma_fits(case, cfg) and mma_smem(case, cfg) <= 48 * 1024 then
         local w, tr = 8 * cfg.NB, 16 * (cfg.BX // 32)
         local f = ctx:kernel("gaussian_blur_mma.cu", "gaussian_blur_mma",

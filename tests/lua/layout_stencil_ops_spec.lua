@@ -54,11 +54,36 @@ describe("gaussian_blur cuda", function()
   it("measures rho against the tensor-core rate, as the convolutions", function()
     assert.equal("matrix", op.module.ceiling)
   end)
-  it("runs the grid's cases on the tensor-core kernel: 16 BX / 32 rows x 8 NB columns a block", function()
-    for _, dtype in ipairs({ "fp16", "fp32" }) do
+  local function cfg(t)
+    local out = { MMA = 1, PIPE = 0, SEGB = 0, NB = 16, BX = 128, VPT = 0, ROWS = 0, MINB = 0 }
+    for k, v in pairs(t) do out[k] = v end
+    return out
+  end
+  it("runs the grid's cases on the pipelined tensor-core kernel: column strips of 8 NB, bands of 16 BX / 32 rows", function()
+    -- 10240 rows are 160 bands of 64; one wave of blocks: fp16 48.3 KiB of shared memory a block,
+    -- four an SM, 528 resident, 6 segments of each of the 80 strips (27 bands); fp32 96.7 KB, two
+    -- an SM, 264 resident, 3 segments (54 bands)
+    for dtype, want in pairs({ fp16 = { smem = 49440, segb = 27, gy = 6 }, fp32 = { smem = 96736, segb = 54, gy = 3 } }) do
       local ctx = fake_ctx()
+      ctx.props.smem_per_sm = 233472
       local p = spec.plan(case(dtype, 10240, 10240), ins, outs, spec.default, ctx)
       assert.equal("gaussian_blur_mma.cu", ctx.kernels[1].file)
+      assert.equal("gaussian_blur_pipe", ctx.kernels[1].name)
+      assert.same({ KR = 7, KC = 7, BX = 128, NB = 16, PIPE = 1, STAGES = 2, DTYPE = ctx.ctype(dtype) },
+                  ctx.kernels[1].defines)
+      assert.same({ { 80, want.gy }, { 128 }, want.smem }, { p[1].grid, p[1].block, p[1].smem })
+      assert.same({ "x", "w", "y", { i32 = 10240 }, { i32 = 10240 }, { i32 = want.segb } }, p[1].args)
+    end
+    local ctx = fake_ctx() -- SEGB given: that many bands a block, the last segment partial
+    local p = spec.plan(case("fp16", 1000, 520), ins, outs, cfg { PIPE = 3, SEGB = 3, BX = 64 }, ctx)
+    assert.same({ { 5, 11 }, { 64 }, { i32 = 3 } }, { p[1].grid, p[1].block, p[1].args[6] }) -- 32 rows a band: 32 bands
+    assert.equal(3, ctx.kernels[1].defines.STAGES)
+  end)
+  it("keeps the one-tile tensor-core kernel with PIPE = 0: 16 BX / 32 rows x 8 NB columns a block", function()
+    for _, dtype in ipairs({ "fp16", "fp32" }) do
+      local ctx = fake_ctx()
+      local p = spec.plan(case(dtype, 10240, 10240), ins, outs, cfg {}, ctx)
+      assert.equal("gaussian_blur_mma", ctx.kernels[1].name)
       assert.same({ KR = 7, KC = 7, BX = 128, NB = 16, DTYPE = ctx.ctype(dtype) }, ctx.kernels[1].defines)
       assert.same({ { 80, 160 }, { 128 } }, { p[1].grid, p[1].block })
       assert.same({ "x", "w", "y", { i32 = 10240 }, { i32 = 10240 } }, p[1].args)
@@ -76,11 +101,6 @@ describe("gaussian_blur cuda", function()
   end)
   it("keeps each kernel's own parameters apart and the tile within 48 KiB of static shared memory", function()
     local c16, c32 = case("fp16", 512, 512), case("fp32", 512, 512)
-    local function cfg(t)
-      local out = { MMA = 1, NB = 16, BX = 128, VPT = 0, ROWS = 0, MINB = 0 }
-      for k, v in pairs(t) do out[k] = v end
-      return out
-    end
     assert.is_true(spec.valid(c16, cfg {}))
     assert.is_false(spec.valid(c16, cfg { ROWS = 16 }))   -- the register kernel's
     assert.is_true(spec.valid(c16, cfg { BX = 256 }))     -- 134 rows x 304 bytes
@@ -88,5 +108,16 @@ describe("gaussian_blur cuda", function()
     assert.is_true(spec.valid(c32, cfg { BX = 256, NB = 8 }))
     assert.is_true(spec.valid(c16, cfg { MMA = 0, ROWS = 16 }))
     assert.is_false(spec.valid(c16, cfg { MMA = 0, NB = 8 })) -- NB is the tensor-core kernel's
+    -- SEGB is the pipelined kernel's; it is a tensor-core kernel, its ring within
+    -- the 227 KiB a block may opt in to
+    assert.is_false(spec.valid(c16, cfg { SEGB = 3 }))
+    assert.is_false(spec.valid(c16, cfg { MMA = 0, PIPE = 2 }))
+    assert.is_false(spec.valid(c16, cfg { PIPE = 2, ROWS = 16 }))
+    assert.is_true(spec.valid(c16, cfg { PIPE = 3, SEGB = 64 }))
+    assert.is_true(spec.valid(c32, cfg { PIPE = 2, BX = 256 }))  -- 262 rows x 592 bytes + 8 x 8 staged rows
+    assert.is_false(spec.valid(c32, cfg { PIPE = 3, BX = 256 })) -- 390 rows x 592 bytes
+    -- the default is the pipelined kernel
+    assert.equal(2, spec.default.PIPE)
+    assert.is_true(spec.valid(c16, spec.default) and spec.valid(c32, spec.default))
   end)
 end)

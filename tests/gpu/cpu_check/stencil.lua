@@ -399,12 +399,15 @@ local function compile_conv_extra(op, compile)
   compile_conv_cuda_wgmma(op, compile)
 end
 
--- gaussian_blur's tensor-core kernel (cuda MMA = 1) over its whole space beyond the default
--- (NB 8 and 16 column blocks x BX 32 .. 256: tiles of 16 to 128 rows, 64 or 128 columns), on
--- the cases whose rows are whole 16-byte chunks (the others run the register kernel, which the
--- spread of every case covers): one row, tiles past the image on both sides, 3 x 5, 4 x 6 (fp32
--- only: 36 fp16 columns are not whole chunks), 1 x 1 and 9 x 9 kernels: every valid candidate
--- of its space with MMA = 1 (at most 8).
+-- gaussian_blur's tensor-core kernels (cuda MMA = 1) over their whole space beyond the default
+-- (NB 8 and 16 column blocks x BX 32 .. 256: tiles or bands of 16 to 128 rows, 64 or 128
+-- columns; PIPE 0, the one-tile kernel, or 2 and 3, the pipelined column-strip walker, with SEGB
+-- 0, 3 (segment edges inside these small images) and 64 bands a block (one block walking a
+-- strip, its ring wrapping)), on the cases whose rows are whole 16-byte chunks (the others run
+-- the register kernel, which the spread of every case covers): one row, tiles past the image on
+-- both sides, 3 x 5, 4 x 6 (fp32 only: 36 fp16 columns are not whole chunks), 1 x 1 and 9 x 9
+-- kernels: every valid candidate of the space with MMA = 1 (at most 56: 8 one-tile, 48
+-- pipelined).
 local GB_MMA_CASES = { 1, 3, 5, 6, 7, 8, 9, 10 }
 local function gb_mma_configs(op, c)
   local spec = op.module.implementations.cuda
