@@ -165,10 +165,17 @@ op.implementations = {
     end,
     plan = function(case, ins, outs, cfg, ctx)
       local rows, cols, kr, kc = dims(case)
-      if cfg.MMA == 1 and cfg.PIPE >= 2 and mma_fits(case, cfg) and pipe_smem(case, cfg) <= PIPE_SMEM_MAX then
-        local w = 8 * cfg.NB
-        local gx = ctx.cdiv(cols, w)
-        local segb, bands = pipe_segb(case, cfg, gx, ctx.props)
+      local pipe = cfg.MMA == 1 and cfg.PIPE >= 2 and mma_fits(case, cfg) and pipe_smem(case, cfg) <= PIPE_SMEM_MAX
+      local gx, segb, bands
+      if pipe then
+        gx = ctx.cdiv(cols, 8 * cfg.NB)
+        segb, bands = pipe_segb(case, cfg, gx, ctx.props)
+        -- One band a block (SEGB = 0 on an image of fewer bands than resident blocks) has nothing
+        -- to overlap: the one-tile kernel does the same work in less shared memory (fp32 4 blocks
+        -- an SM instead of 2), so it runs instead where it fits.
+        pipe = not (cfg.SEGB == 0 and segb == 1 and mma_smem(case, cfg) <= 48 * 1024)
+      end
+      if pipe then
         local f = ctx:kernel("gaussian_blur_mma.cu", "gaussian_blur_pipe",
                              { DTYPE = ctx.ctype(case.dtype), KR = kr, KC = kc, BX = cfg.BX, NB = cfg.NB, PIPE = 1,
                                STAGES = cfg.PIPE })

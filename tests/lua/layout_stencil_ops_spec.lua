@@ -74,6 +74,13 @@ describe("gaussian_blur cuda", function()
       assert.same({ { 80, want.gy }, { 128 }, want.smem }, { p[1].grid, p[1].block, p[1].smem })
       assert.same({ "x", "w", "y", { i32 = 10240 }, { i32 = 10240 }, { i32 = want.segb } }, p[1].args)
     end
+    for _, dtype in ipairs({ "fp16", "fp32" }) do -- 512 rows: one band a block, the one-tile kernel
+      local ctx = fake_ctx()
+      spec.plan(case(dtype, 512, 512), ins, outs, spec.default, ctx)
+      assert.equal("gaussian_blur_mma", ctx.kernels[1].name)
+      spec.plan(case(dtype, 512, 512), ins, outs, cfg { PIPE = 2, SEGB = 3 }, ctx)
+      assert.equal("gaussian_blur_pipe", ctx.kernels[2].name)
+    end
     local ctx = fake_ctx() -- SEGB given: that many bands a block, the last segment partial
     local p = spec.plan(case("fp16", 1000, 520), ins, outs, cfg { PIPE = 3, SEGB = 3, BX = 64 }, ctx)
     assert.same({ { 5, 11 }, { 64 }, { i32 = 3 } }, { p[1].grid, p[1].block, p[1].args[6] }) -- 32 rows a band: 32 bands
