@@ -29,10 +29,15 @@ if not ok_dev and not compile_only then
   os.exit(77)
 end
 
--- The families, in the order they run; each a module tests/gpu/cpu_check/<name>.lua.
-local FAMILIES = { "pointwise", "reduction", "matmul", "attention", "stencil", "sort", "layout" }
-
 local dir = (arg[0] or ""):match("^(.*)/[^/]*$") or "."
+-- The families: every module in cpu_check/ but common (the folder is their one list; cmake's
+-- per-family ctests glob the same files).
+local FAMILIES = {}
+for f in require("lfs").dir(dir .. "/cpu_check") do
+  local name = f:match("^([%w_]+)%.lua$")
+  if name and name ~= "common" then FAMILIES[#FAMILIES + 1] = name end
+end
+table.sort(FAMILIES)
 package.path = dir .. "/?.lua;" .. package.path
 local common = require("cpu_check.common")
 local mods = {}

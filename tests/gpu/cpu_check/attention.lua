@@ -280,13 +280,7 @@ local function check_bsa_triton_spread(op)
     return
   end
   local c = { params = BSA_SPREAD, dtype = "fp16", index = 1, id = case_id(BSA_SPREAD) }
-  where = where .. " " .. c.id
-  local ctx <close> = context.new(op, c)
-  local ins = op.module.inputs(c, ctx)
-  local refs = op.module.outputs(c, ins, ctx)
-  op.module.reference(c, ins, refs, ctx):run()
-  check_impls(op, c, ctx, ins, refs, where, { "triton" })
-  print(string.format("ok  %s", where))
+  C.check_small(op, c, where .. " " .. c.id, { "triton" })
 end
 
 -- check_bsa_triton_spread's kernels, for --compile-only (where triton imports).

@@ -235,6 +235,17 @@ function M.check_impls(op, c, ctx, ins, refs, where, impls, cfgs)
 end
 local check_impls = M.check_impls
 
+-- One small case c (params, dtype, index, id) of op: its reference runs, then check_impls over
+-- impls (cfgs as check_impls takes them); prints "ok  <where>". For the families' spreads.
+function M.check_small(op, c, where, impls, cfgs)
+  local ctx <close> = context.new(op, c)
+  local ins = op.module.inputs(c, ctx)
+  local refs = op.module.outputs(c, ins, ctx)
+  op.module.reference(c, ins, refs, ctx):run()
+  check_impls(op, c, ctx, ins, refs, where, impls, cfgs)
+  print(string.format("ok  %s", where))
+end
+
 -- Operators whose `triton` implementation also runs on every small case (the families'
 -- triton_default), in its default configuration only (triton compiles on the GPU machine: a
 -- second or two per kernel), where triton imports.

@@ -310,13 +310,7 @@ local function conv_triton_spread(op)
     for _, i in ipairs(CONV_SPREAD[op.name]) do
       local params = CASES[op.name].params[i]
       local c = { params = params, dtype = dtype, index = 1, id = C.case_id(params) }
-      local w = string.format("%s %s %s", where, dtype, c.id)
-      local ctx <close> = context.new(op, c)
-      local ins = op.module.inputs(c, ctx)
-      local refs = op.module.outputs(c, ins, ctx)
-      op.module.reference(c, ins, refs, ctx):run()
-      check_impls(op, c, ctx, ins, refs, w, { "triton" })
-      print(string.format("ok  %s", w))
+      C.check_small(op, c, string.format("%s %s %s", where, dtype, c.id), { "triton" })
     end
   end
 end
@@ -369,13 +363,7 @@ local function conv_cuda_wgmma(op)
     for _, i in ipairs(WGMMA_CASES[op.name]) do
       local params = CASES[op.name].params[i]
       local c = { params = params, dtype = dtype, index = 1, id = C.case_id(params) }
-      local w = string.format("%s %s %s", where, dtype, c.id)
-      local ctx <close> = context.new(op, c)
-      local ins = op.module.inputs(c, ctx)
-      local refs = op.module.outputs(c, ins, ctx)
-      op.module.reference(c, ins, refs, ctx):run()
-      check_impls(op, c, ctx, ins, refs, w, { "cuda" }, wgmma_configs(op, c))
-      print(string.format("ok  %s", w))
+      C.check_small(op, c, string.format("%s %s %s", where, dtype, c.id), { "cuda" }, wgmma_configs(op, c))
     end
   end
 end
