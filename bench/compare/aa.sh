@@ -23,6 +23,7 @@ cd "$(dirname "$0")/../.."
 ROOT=$PWD
 TB=${TB:-$ROOT/build/tilebench}
 GPU=${GPU:-H200}
+IMPLS=${AA_IMPLS:-cuda}
 OPS=${AA_OPS:-vector_add,mul2,relu,sigmoid,swiglu,softmax,layernorm,rmsnorm,argmax,mean_reduction,matmul_fp32_fp16_fp8,batched_matmul}
 mkdir -p "$DIR"
 run_dir() { ls -d "$DIR/$1/$GPU/runs/"*/ 2>/dev/null | head -1 | sed 's:/$::'; }
@@ -31,7 +32,9 @@ run_dir() { ls -d "$DIR/$1/$GPU/runs/"*/ 2>/dev/null | head -1 | sed 's:/$::'; }
 one_run() {
   local name=$1; shift
   rm -rf "${DIR:?}/$name"
-  TILEBENCH_RESULTS_DIR="$DIR/$name" "$@" "$TB" run --operator "$OPS" --gpu "$GPU" --quiet
+  local impl=()
+  [ "$IMPLS" = all ] || impl=(--impl "$IMPLS")
+  TILEBENCH_RESULTS_DIR="$DIR/$name" "$@" "$TB" run --operator "$OPS" "${impl[@]}" --gpu "$GPU" --quiet
   local rc=$?
   echo "$name: rc=$rc, run $(run_dir "$name")"
   return $rc
