@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# winners.sh: bench/winners/winners.py (docs/WINNERS.md's generator) on a small fixture
+# (tests/fixtures/winners): a table row with times, speedups, rho, E_lib and a tie; a failed case
+# left out of the geomean; the targets table; the partial coverage; the anchors' verdict; the
+# hand-written notes placed under their operator; the output deterministic. Then on the committed
+# results/H200/csv: every operator with a default CSV gets its section. No GPU. Skips (77) without python3.
+set -u
+HOME_DIR=${TILEBENCH_HOME:?}
+command -v python3 >/dev/null || { echo "no python3: skipped"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
+fx="$HOME_DIR/tests/fixtures/winners"
+gen() { python3 "$HOME_DIR/bench/winners/winners.py" --csv-dir "$fx/csv" --anchors "$fx/anchors" --notes "$fx/notes.md"; }
+out=$(gen) || fail "the generator exited $?"
+[ "$out" = "$(gen)" ] || fail "two runs differ"
+has() { grep -qF -- "$1" <<<"$out" || fail "missing: $1"; }
+has '| int8 | largest: K=20480 | 2000 · 1.00x · ρ 0.10 | 1600 · 1.25x · ρ 0.12 | 1000 · 2.00x · ρ 0.20 | 1000 · 2.00x · ρ 0.20 | cuda 0.62, triton 1.00 | **lib** (triton within 2 %) |'
+# triton failed at n=4096: the fp32 geomean is over the 2 cases where every column has a time
+has '| fp32 | geomean of 2 | 20 · 1.00x · ρ 0.09 | 20 · 1.00x · ρ 0.09 | 22.4 · 0.89x · ρ 0.08 | 17.7 · 1.13x · ρ 0.11 | **cuda (autotune)** |'
+has "| fp32 | largest run: n=1048576 (grid's n=4194304 not in the CSV) |"
+has '| matmul_int8 | int8 | cuda ≥ 80 % of lib (issue 16) | E_lib 0.62 |'
+has "| vector_add | fp16 | cuda ρ ≥ 0.8, ≥ torch on every case (issue 16's rule, applied) | ρ 0.75; slower than torch on 1 of 2 cases (worst 1.20x torch's time) |"
+has '| vector_add | fp32 | triton | n=1048576 | 1.25x torch'"'"'s time; ρ 0.72 |'
+has '| vector_add | Point-wise | 5 of 6 (**partial**) | 3 |'
+has '| fp16 | largest matched: n=1048576 | 60 · 30 | 2.00 | 1.00 | 0.50 | 1.20 | 0.60 | **no**: torch as expected, triton slower here |'
+has 'takes 1.30x longer there'
+# the note follows matmul_int8's tables, not vector_add's
+sed -n '/^#### matmul_int8/,$p' <<<"$out" | grep -qF 'Planted note: placed under matmul_int8' || fail "note not under matmul_int8"
+sed -n '/^#### vector_add/,/^#### matmul_int8/p' <<<"$out" | grep -qF 'Planted note' && fail "note under vector_add"
+# without anchors: a line, no comparison tables
+noanch=$(python3 "$HOME_DIR/bench/winners/winners.py" --csv-dir "$fx/csv" --anchors "$fx/absent") || fail "no anchors: exit $?"
+grep -qF 'Anchors not found' <<<"$noanch" || fail "no line for the missing anchors"
+grep -qF 'TileBench GH200:' <<<"$noanch" && fail "anchor table without anchors"
+# the committed results: every operator's section
+real=$(python3 "$HOME_DIR/bench/winners/winners.py" --anchors "$fx/absent") || fail "committed results: exit $?"
+for f in "$HOME_DIR"/results/H200/csv/*_default.csv; do
+  op=$(basename "$f" _default.csv)
+  grep -qx "#### $op" <<<"$real" || fail "no section for $op"
+done
+echo "winners: ok"
