@@ -166,10 +166,13 @@ class Op:
         self.impls, self.rows = read_table(os.path.join(csv_dir, name + "_default.csv"))
         at = os.path.join(csv_dir, name + "_autotune.csv")
         self.tuned = {}
+        self.tuned_torch = {}  # torch's time in the autotune run, where that run has torch
         if os.path.exists(at):
             impls, rows = read_table(at)
             if "cuda" in impls:
                 self.tuned = {r["key"]: r["cuda"] for r in rows}
+            if "torch" in impls:
+                self.tuned_torch = {r["key"]: r["torch"][0] for r in rows if r["torch"][0] is not None}
         self.anchor = None
         if anchor_dir:
             ap = os.path.join(anchor_dir, name + "_default.csv")
@@ -190,6 +193,12 @@ class Op:
         if impl == "cuda_at":
             return self.tuned.get(r["key"], (None, None))[1]
         return r[impl][1]
+
+    def base(self, r, impl):
+        """torch's time that impl's speedup is taken against: the same run's (autotune or default)."""
+        if impl == "cuda_at" and r["key"] in self.tuned_torch:
+            return self.tuned_torch[r["key"]]
+        return r["torch"][0] if "torch" in self.impls else None
 
     def columns(self):
         cols = list(self.impls)
@@ -258,7 +267,7 @@ def op_table(op):
             label = "largest run: %s (grid's %s not in the CSV)" % (last["params"].replace(" ", ""),
                                                                  grid_last["params"].replace(" ", ""))
         line = [d, label]
-        line += [cell(times[c], times.get("torch"), op.rho(last, c)) for c in cols]
+        line += [cell(times[c], op.base(last, c), op.rho(last, c)) for c in cols]
         if has_lib:
             line.append(elib(op, times) or "-")
         line.append(winner(times))
@@ -272,7 +281,7 @@ def op_table(op):
             if c not in dcols:
                 line.append("-")
                 continue
-            sp = gmean([op.t(r, "torch") / op.t(r, c) for r in matched]) if "torch" in dcols else None
+            sp = gmean([op.base(r, c) / op.t(r, c) for r in matched]) if "torch" in dcols else None
             rh = gmean([op.rho(r, c) for r in matched]) if all(op.rho(r, c) for r in matched) else None
             parts = [us(g[c])] + (["%.2fx" % sp] if sp else []) + (["ρ %.2f" % rh] if rh else [])
             line.append(" · ".join(parts))
@@ -443,7 +452,8 @@ def main(argv):
       "last case in the CSV (grid order); *geomean of n* is over the cases where every column has a\n"
       "verified time. E_lib = t_lib / t_impl. The winner is the fastest; another within 2 % (the\n"
       "noise floor of one case, docs/REPORTS.md) is named as a tie. `cuda (autotune)` comes from the\n"
-      "autotune CSV (its best configuration per case); its speedup is against the default run's torch.\n\n")
+      "autotune CSV (its best configuration per case); its speedup is against the autotune run's torch where\n"
+      "that run timed torch, else the default run's.\n\n")
 
     # targets
     w("## Targets not met (from committed data)\n\n")
