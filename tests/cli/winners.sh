@@ -20,6 +20,7 @@ has '| fp32 | geomean of 2 | 20 · 1.00x · ρ 0.09 | 20 · 1.00x · ρ 0.09 | 2
 has '| 125 · 0.80x · ρ 0.72 | 78 · 1.20x · ρ 1.15 | **cuda (autotune)** |'
 has "| fp32 | largest run: n=1048576 (grid's n=4194304 not in the CSV) |"
 has '| matmul_int8 | int8 | cuda ≥ 80 % of lib (issue 16) | E_lib 0.62 |'
+has "| vector_add | fp32 | cuda ρ ≥ 0.8, ≥ torch on every case (issue 16's rule, applied) | ρ 1.12; slower than torch on 1 of 3 cases (worst 1.25x torch's time) (at n=1048576: the grid's n=4194304 is not in the CSV) |"
 has "| vector_add | fp16 | cuda ρ ≥ 0.8, ≥ torch on every case (issue 16's rule, applied) | ρ 0.75; slower than torch on 1 of 2 cases (worst 1.20x torch's time) |"
 has '| vector_add | fp32 | triton | n=1048576 | 1.25x torch'"'"'s time; ρ 0.72 |'
 has '| vector_add | Point-wise | 5 of 6 (**partial**) | 3 |'
