@@ -2,7 +2,8 @@
 -- eviction, clock check) and writes one CSV row per case.
 -- usage: tilebench script bench/timing_fidelity/fidelity.lua CUBIN CASES OUT.csv [sweep|stability] [OPT=VALUE ...]
 --   OPT=VALUE: options of tb.timer.measure for every case (flush_mode=write, flush_tlb_bytes=...).
---   CASES: the output of `fid_cases --list` (name kind n bytes grid block).
+--   CASES: the output of `fid_cases --list` (name kind n bytes grid block), or operators.py's
+--   diagnosis cases, which add kind 4 (code_line) and 5 (nop_p8; n is unused for both).
 --   sweep: every case; also prints the sweep's wall time against its GPU busy time (overhead).
 --   stability: the cases of 50 us and more only (run once per fresh process by run.sh).
 local device, kernel, launch, tensor, timer, sys =
@@ -32,6 +33,12 @@ local scale4 = mod:get('scale4', { 'ptr', 'ptr', 'i64', 'f32' })
 local add4 = mod:get('add4', { 'ptr', 'ptr', 'ptr', 'i64' })
 local fma = mod:get('fma_loop', { 'ptr', 'i32' })
 local nop = mod:get('nop', {})
+-- operators.sh's diagnosis kernels (kinds 4 and 5), looked up only when a case asks for them
+local extra = {}
+local function fn_of(name, sig)
+  extra[name] = extra[name] or mod:get(name, sig)
+  return extra[name]
+end
 
 local max_n = 0
 for _, c in ipairs(cases) do if (c.kind == 0 or c.kind == 2) and c.n > max_n then max_n = c.n end end
@@ -44,6 +51,12 @@ local function plan_for(c)
   if c.kind == 0 then return launch.plan({ { fn = copy4, grid = g, block = bl, args = { a, b, c.n } } }) end
   if c.kind == 1 then return launch.plan({ { fn = fma, grid = g, block = bl, args = { out, c.n } } }) end
   if c.kind == 3 then return launch.plan({ { fn = nop, grid = g, block = bl, args = {} } }) end
+  if c.kind == 4 then return launch.plan({ { fn = fn_of('code_line', { 'ptr' }), grid = g, block = bl, args = { out } } }) end
+  if c.kind == 5 then
+    local sig, args = {}, {}
+    for j = 1, 8 do sig[j], args[j] = 'ptr', out end
+    return launch.plan({ { fn = fn_of('nop_p8', sig), grid = g, block = bl, args = args } })
+  end
   return launch.plan({
     { fn = scale4, grid = g, block = bl, args = { a, b, c.n, 2.0 } },
     { fn = add4, grid = g, block = bl, args = { a, b, c3, c.n } },

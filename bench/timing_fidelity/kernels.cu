@@ -4,6 +4,9 @@
 //   fma_loop  a dependent FMA chain per thread            (compute-bound, ~50 us to ~20 ms)
 //   plan3     scale4, add4, copy4 on 64 MiB buffers       (a three-kernel plan, timed as one)
 //   nop       an empty kernel, 1 block and 16 blocks/SM   (diagnostic: each tool's fixed cost)
+// and, outside the table, the diagnosis kernels of operators.sh (cases written by operators.py):
+//   nop at each operator kernel's launch shape, nop_p8 (64 bytes of parameters), code_line (a
+//   32 KiB straight-line twin of fma_loop)
 // Built twice by run.sh: `nvcc -cubin` (loaded by tilebench and by do_bench.py) and as a program
 // (`fid_cases`) that prints the case table (--list) or launches every case for ncu (--ncu).
 #include <cuda_runtime.h>
@@ -29,6 +32,11 @@ extern "C" __global__ void add4(const float4 *__restrict__ a, const float4 *__re
 
 extern "C" __global__ void nop(void) {}
 
+// nop_p8: the empty kernel with eight pointer parameters (64 bytes, about what an operator kernel
+// passes), for operators.sh's diagnosis: does ncu's launch excess grow with the parameter block?
+extern "C" __global__ void nop_p8(const void *a, const void *b, const void *c, const void *d, const void *e,
+                                  const void *f, const void *g, const void *h) {}
+
 // The eviction of `fid_cases --ncu N evict`: tilebench's protocol (read 2 x L2 before each run)
 // for ncu --cache-control none. buf is zero-filled and key is 1, so the store never happens, but
 // the compiler cannot drop the loads.
@@ -48,6 +56,23 @@ extern "C" __global__ void fma_loop(float *out, int iters) {
     b = fmaf(b, a, c);
   }
   if (a + b == 12345.f) out[threadIdx.x] = a + b; // never true; keeps the loop alive
+}
+
+// code_line: the same dependent FMA chain as fma_loop at 1024 iterations (2048 FMAs), unrolled
+// into straight-line code (~32 KiB for sm_90, 17 x fma_loop's; the largest operator kernels,
+// layernorm_stream and rmsnorm_stream, have 34 KiB), so a launch fetches every instruction once.
+// operators.sh times it against fma_loop at n = 1024 (same work, a few instructions of loop): the
+// difference is the cost of fetching the code in each tool's cache state (does ncu's
+// --cache-control all flush the instruction caches too?). Not in the case table below (run.sh's
+// cases stay as they are); operators.py writes its cases (shapes.py).
+extern "C" __global__ void code_line(float *out) {
+  float a = threadIdx.x * 1e-3f, b = 0.999f, c = 1e-4f;
+#pragma unroll
+  for (int i = 0; i < 1024; i++) {
+    a = fmaf(a, b, c);
+    b = fmaf(b, a, c);
+  }
+  if (a + b == 12345.f) out[threadIdx.x] = a + b; // never true; keeps the chain alive
 }
 
 #ifndef __CUDACC_RTC__

@@ -10,7 +10,8 @@ _TO_BASE = {"ns": 1.0, "nsecond": 1.0, "us": 1e3, "usecond": 1e3, "ms": 1e6, "ms
 
 def kernels(path):
     """One dict per profiled kernel, in order: metric name -> value (durations in ns), and under
-    "_name" the kernel's name as ncu printed it (operators.py tells kernels apart by it)."""
+    "_name" the kernel's name as ncu printed it (operators.py tells kernels apart by it), under
+    "_grid" and "_block" its launch shape as ncu printed it ("(512, 1, 1)"; "" where absent)."""
     if not os.path.exists(path):
         return []
     lines = open(path).read().splitlines()
@@ -24,7 +25,8 @@ def kernels(path):
             continue
         row = by_id.get(r["ID"])
         if row is None:
-            row = by_id[r["ID"]] = {"_name": r.get("Kernel Name", "")}
+            row = by_id[r["ID"]] = {"_name": r.get("Kernel Name", ""), "_grid": r.get("Grid Size", ""),
+                                    "_block": r.get("Block Size", "")}
             rows.append(row)
         try:
             v = float(r["Metric Value"].replace(",", ""))

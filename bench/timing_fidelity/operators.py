@@ -7,6 +7,10 @@ operators.sh that are not GPU work.
       joins what operators.sh left in OUTDIR into OUTDIR/timing_fidelity_operators_<GPU>.csv and
       OUTDIR/fidelity_operators.txt (the table, also printed): tilebench against ncu minus its
       launch excess (fidelity_target.py); exit 0 when every row is there and meets its target
+  python3 operators.py diag-cases OUTDIR
+      the diagnosis cases (shapes.py) for the launch shapes of the kernels in the ncu logs, in
+      fidelity.lua's case format, on stdout; the table then adds the diagnosis when OUTDIR holds
+      diag_cases.txt, tilebench_diag.csv and ncu[_evict]_diag.csv
   python3 operators.py merge FROM.csv INTO.csv
       puts FROM's rows into INTO (bench/results/timing_fidelity_<GPU>.csv): a row of the same
       kernel is replaced, a new one appended; INTO's columns and other rows stay
@@ -33,6 +37,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fidelity_target  # noqa: E402
 import ncu_csv  # noqa: E402
+import shapes  # noqa: E402
 
 # The rows of issue 19 section 2: (dtype, case subset, operators). One `tilebench run` each, so
 # one ncu process each; a group's operators have distinct kernel names.
@@ -183,8 +188,10 @@ def ncu_error(out, stem):
     return None
 
 
-def ncu_side(out, prefix, per_run, tb, skip_runs=0):
-    """row name -> (ncu_us, runs, note, kernels per run) from the logs <prefix>_<i>.csv."""
+def ncu_side(out, prefix, per_run, tb, skip_runs=0, shapes_by=None):
+    """row name -> (ncu_us, runs, note, kernels per run) from the logs <prefix>_<i>.csv; and in
+    shapes_by (when given) row name -> the (grid, block) of each kernel of the row's first run
+    (shapes.shape_of; None for a launch that is not one-dimensional)."""
     ncu_by = {}
     seen = {(d, c, ",".join(o)): i for i, d, c, o in ncu_groups(out, prefix)}
     for dtype, cases, ops in GROUPS:
@@ -213,7 +220,26 @@ def ncu_side(out, prefix, per_run, tb, skip_runs=0):
                 k = (per_run.get((op, dtype, idx[j])) if j < len(idx) else None) or 1
                 us, runs, n2 = ncu_time_us(segs[j], k, skip_runs)
                 ncu_by[row_name(op, dtype, lab)] = (us, runs, "; ".join(x for x in (note, n2) if x), k)
+                if shapes_by is not None and len(segs[j]) >= k:
+                    shapes_by[row_name(op, dtype, lab)] = [shapes.shape_of(rec) for rec in segs[j][:k]]
     return ncu_by
+
+
+def diag_cases(out):
+    """shapes.py's diagnosis cases for the launch shapes of the cuda kernels in the ncu logs of the
+    target pass (ncu_<i>.csv), one `name kind n bytes grid block` line each; 1 when there is no log."""
+    found, logs = set(), 0
+    for i, dtype, cases, ops in ncu_groups(out, "ncu"):
+        records = ncu_csv.kernels(os.path.join(out, f"ncu_{i}.csv"))
+        logs += bool(records)
+        for op in ops:
+            for seg in split_cases(records, op)[0]:
+                found.update(s for s in map(shapes.shape_of, seg) if s)
+    if not logs:
+        print(f"operators.py: no ncu log with kernels in {out} (ncu_groups.txt, ncu_<i>.csv)", file=sys.stderr)
+        return 1
+    print("\n".join(shapes.case_lines(found)))
+    return 0
 
 
 # ---- the table --------------------------------------------------------------------------------
@@ -226,7 +252,8 @@ def build(out, gpu):
         for r in rows:
             k = number((r.get("stats") or {}).get("kernels_per_run"))
             per_run[(op, dtype, r["case_index"])] = int(round(k)) if k else 1
-    ncu_by = ncu_side(out, "ncu", per_run, tb)
+    shapes_by = {}
+    ncu_by = ncu_side(out, "ncu", per_run, tb, shapes_by=shapes_by)
     # The variant under tilebench's own eviction (ncu --cache-control none): the first run of each
     # case (the verification run) has no eviction before it and is left out.
     evict_by = ncu_side(out, "ncu_evict", per_run, tb, skip_runs=1) if ncu_groups(out, "ncu_evict") else {}
@@ -259,7 +286,7 @@ def build(out, gpu):
                     notes.append(nnote)
                 rows.append({"kernel": name, "bytes": nbytes, "ncu_us": nus, "tilebench_us": tb_us,
                              "events_us": ev_us, "ncu_runs": runs, "launches": launches, "note": "; ".join(notes),
-                             "ncu_evict_us": evict_by.get(name, (None,))[0]})
+                             "ncu_evict_us": evict_by.get(name, (None,))[0], "shapes": shapes_by.get(name)})
     tbn, tbn_ev = tilebench_nop(out)
     nn, nn_runs = ncu_nop(out)
     # fidelity.lua runs the plan once before measuring (no eviction before it): left out
@@ -323,6 +350,7 @@ def table(out, gpu):
     say(f"{judged} rows judged: {judged - fails} ok, {fails} FAIL; {missing} missing; "
         f"{len(rows) - judged - missing} without a target (under 2 us, or the empty kernel)")
     variant(rows, say, csv_rows)
+    diag_csv = shapes.report(rows, shapes.measure(out), exc, say, csv_rows)
     text = "\n".join(lines) + "\n"
     with open(os.path.join(out, "fidelity_operators.txt"), "w") as f:
         f.write(text)
@@ -330,8 +358,11 @@ def table(out, gpu):
         w = csv.writer(f, lineterminator="\n")
         w.writerow(["kernel", "bytes", "ncu_us", "tilebench_us", "events_us", "ref_us", "tb_over_ref", "target",
                     "verdict", "kernels_per_run", "ncu_runs", "note", "ncu_evict_us", "ref_evict_us",
-                    "tb_over_ref_evict", "verdict_evict"])
+                    "tb_over_ref_evict", "verdict_evict"] + shapes.SHAPE_COLUMNS)
         w.writerows(csv_rows)
+    if diag_csv:
+        with open(os.path.join(out, f"timing_fidelity_diag_{gpu}.csv"), "w", newline="") as f:
+            csv.writer(f, lineterminator="\n").writerows(diag_csv)
     sys.stdout.write(text)
     return 0 if (fails == 0 and missing == 0 and not new_cache) else 1
 
@@ -390,7 +421,7 @@ def merge(src, dst):
 
 
 def main(argv):
-    usage = "usage: operators.py groups | table OUTDIR [GPU] | merge FROM.csv INTO.csv"
+    usage = "usage: operators.py groups | table OUTDIR [GPU] | diag-cases OUTDIR | merge FROM.csv INTO.csv"
     if len(argv) >= 1 and argv[0] == "groups" and len(argv) == 1:
         for dtype, cases, ops in GROUPS:
             print(dtype, cases, ",".join(ops), ncu_regex(ops))
@@ -400,6 +431,11 @@ def main(argv):
             print(f"operators.py: {argv[1]} is not a directory", file=sys.stderr)
             return 2
         return table(argv[1], argv[2] if len(argv) == 3 else "H200")
+    if len(argv) == 2 and argv[0] == "diag-cases":
+        if not os.path.isdir(argv[1]):
+            print(f"operators.py: {argv[1]} is not a directory", file=sys.stderr)
+            return 2
+        return diag_cases(argv[1])
     if len(argv) == 3 and argv[0] == "merge":
         if not os.path.exists(argv[1]):
             print(f"operators.py: {argv[1]} does not exist", file=sys.stderr)

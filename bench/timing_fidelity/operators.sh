@@ -18,6 +18,12 @@
 #      merged into bench/results/timing_fidelity_<GPU>.csv (same kernel replaced);
 #   5. for diagnosis (FID_NCU_EVICT=0 skips it): step 3 again under ncu --cache-control none, so
 #      the kernels see tilebench's own read eviction before each run; the table gains a second part.
+#   6. for diagnosis (FID_DIAG=0 skips it; shapes.py, docs/MEASUREMENT.md "The small-kernel misses
+#      of session 12"): after step 3, the empty kernel at each launch shape ncu saw there, with 64
+#      bytes of parameters, and the code-size pair (fma_loop / code_line), timed by tilebench
+#      (fidelity.lua, defaults) and by ncu like nop_1, under each cache control of steps 3 and 5;
+#      the table gains the excess per launch shape and each row judged against it (diagnosis only,
+#      the target and the exit status stay step 4's).
 # ncu and tilebench's CUPTI never run at the same time (steps 1-2, then 3 and 5).
 # usage (repo root, GPU machine, ./build/tilebench): bash bench/timing_fidelity/operators.sh OUTDIR
 #   ~3-5 minutes on an H200 with a warm NVRTC cache. Exit 0 when every row meets its target.
@@ -34,7 +40,7 @@ command -v python3 >/dev/null || { echo "operators.sh: python3 is needed for the
 mkdir -p "$OUT" || exit 2
 OUT=$(cd "$OUT" && pwd)
 rm -rf "$OUT/tilebench_results" "$OUT/ncu_results" "$OUT"/ncu_*.csv "$OUT"/ncu_*.log "$OUT"/ncu_*groups.txt \
-  "$OUT/tilebench_run.log" "$OUT"/tilebench_nop.*
+  "$OUT/tilebench_run.log" "$OUT"/tilebench_nop.* "$OUT"/tilebench_diag.* "$OUT/diag_cases.txt"
 . "$HERE/common.sh" # builds $W/fid.cubin (the empty kernel) and $W/cases.txt; sets TB, W, step
 grep '^nop_1 ' "$W/cases.txt" > "$W/nop.txt" || { echo "operators.sh: no nop_1 case in kernels.cu's table" >&2; exit 1; }
 # The NVRTC cache tilebench uses (rtc_cache_dir in host/gpu/rtc.c, the same order)
@@ -81,6 +87,33 @@ run_ncu() {
     > "$OUT/${prefix}_nop.log" 2>&1 || { echo "ncu (empty kernel) failed (exit $?):"; tail -5 "$OUT/${prefix}_nop.log"; }
 }
 
+# The diagnosis (step 6): its cases from the launch shapes in ncu's logs of step 3, timed by
+# tilebench once; run_ncu_diag PREFIX CC times them under ncu like the empty kernel above. The
+# kernel names are shapes.py's KIND_KERNEL (tests/cli/fidelity_operators_script.sh checks they agree).
+DIAG_REGEX='regex:^(code_line|fma_loop|nop|nop_p8)$'
+diag_tilebench() {
+  [ "${FID_DIAG:-1}" != 0 ] || return 0
+  if ! python3 "$PY" diag-cases "$OUT" > "$OUT/diag_cases.txt"; then
+    echo "no diagnosis cases (see above)"
+    rm -f "$OUT/diag_cases.txt"
+    return 0
+  fi
+  step "diagnosis: $(wc -l < "$OUT/diag_cases.txt") cases (empty kernels per launch shape, code size) by tilebench"
+  timeout 120 "$TB" script "$HERE/fidelity.lua" "$W/fid.cubin" "$OUT/diag_cases.txt" "$OUT/tilebench_diag.csv" sweep \
+    > "$OUT/tilebench_diag.log" 2>&1 || echo "tilebench (diagnosis cases) failed: see tilebench_diag.log"
+}
+run_ncu_diag() {
+  local prefix=$1 cc=$2
+  [ "${FID_DIAG:-1}" != 0 ] && [ -s "$OUT/diag_cases.txt" ] || return 0
+  step "ncu --cache-control $cc: the diagnosis cases, launched by tilebench"
+  timeout 120 "$NCU" --cache-control "$cc" --clock-control none --metrics gpu__time_duration.sum --csv --print-units base \
+    --target-processes application-only -k "$DIAG_REGEX" --log-file "$OUT/${prefix}_diag.csv" \
+    "$TB" script "$HERE/fidelity.lua" "$W/fid.cubin" "$OUT/diag_cases.txt" "$OUT/${prefix}_diag_tb.csv" stability \
+    clock=events graph=false clock_check=false mode=fixed warmup=1 repeat=5 \
+    > "$OUT/${prefix}_diag.log" 2>&1 ||
+    { echo "ncu (diagnosis cases) failed (exit $?):"; tail -5 "$OUT/${prefix}_diag.log"; }
+}
+
 # The table (and the rows merged into bench/results), written after each ncu pass so that the
 # target's rows exist even if the variant pass is cut short.
 table() {
@@ -93,6 +126,9 @@ table() {
   python3 "$PY" merge "$OUT/timing_fidelity_operators_$GPU.csv" "bench/results/timing_fidelity_$GPU.csv"
   cp "$OUT/timing_fidelity_operators_$GPU.csv" bench/results/
   cp "$OUT/fidelity_operators.txt" "bench/results/timing_fidelity_${GPU}_operators.txt"
+  if [ -f "$OUT/timing_fidelity_diag_$GPU.csv" ]; then
+    cp "$OUT/timing_fidelity_diag_$GPU.csv" "bench/results/timing_fidelity_${GPU}_diag.csv"
+  fi
 }
 
 cache_list > "$OUT/cache_before.txt"
@@ -103,11 +139,14 @@ if [ -n "$NCU" ]; then
   echo "ncu: $NCU ($("$NCU" --version 2>/dev/null | tail -1))"
   # the target: ncu's flush of every cache before each profiled kernel
   run_ncu ncu all
+  diag_tilebench
+  run_ncu_diag ncu all
   table
   # diagnosis (FID_NCU_EVICT=0 skips it): ncu without cache control, under tilebench's own
   # read eviction before each run (the first run of a case, the verification, is left out)
   if [ "${FID_NCU_EVICT:-1}" != 0 ]; then
     run_ncu ncu_evict none
+    run_ncu_diag ncu_evict none
     table
   fi
 else

@@ -99,10 +99,10 @@ vrow() { awk -v k="$1" '$1 == k {print $2, $3, $4, $5, $6 $7, $8}' "$tmp/variant
 [ "$(vrow layernorm_fp16_first | cut -d' ' -f1,2)" = "6.656 5.312" ] || fail "variant layernorm: $(vrow layernorm_fp16_first)"
 [ "$(vrow relu_bf16_last)" = "- - - - -missing " ] || fail "variant relu: $(vrow relu_bf16_last)"
 csvf="$tmp/out/timing_fidelity_operators_H200.csv"
-[ "$(head -1 "$csvf")" = "kernel,bytes,ncu_us,tilebench_us,events_us,ref_us,tb_over_ref,target,verdict,kernels_per_run,ncu_runs,note,ncu_evict_us,ref_evict_us,tb_over_ref_evict,verdict_evict" ] ||
+[ "$(head -1 "$csvf")" = "kernel,bytes,ncu_us,tilebench_us,events_us,ref_us,tb_over_ref,target,verdict,kernels_per_run,ncu_runs,note,ncu_evict_us,ref_evict_us,tb_over_ref_evict,verdict_evict,launch_shape,excess_shape_us,ref_shape_us,tb_over_ref_shape,verdict_shape_diag,excess_shape_evict_us,tb_over_ref_shape_evict" ] ||
   fail "csv header"
 [ "$(wc -l < "$csvf")" -eq 21 ] || fail "csv: want 20 rows"
-grep -qx 'vector_add_fp32_last,251658240,66.0160,64.2000,67.1000,65.0240,0.9873,0.03,ok,1,7,,65.7120,65.0400,0.9871,ok' "$csvf" ||
+grep -qx 'vector_add_fp32_last,251658240,66.0160,64.2000,67.1000,65.0240,0.9873,0.03,ok,1,7,,65.7120,65.0400,0.9871,ok,528x256,,,,,,' "$csvf" ||
   fail "csv: vector_add_fp32_last: $(grep vector_add_fp32_last "$csvf")"
 # every row the issue names, by name, in order, nop_1 last
 cut -d, -f1 "$csvf" | tail -n +2 | tr '\n' ' ' > "$tmp/names"

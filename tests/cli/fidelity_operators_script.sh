@@ -38,6 +38,16 @@ done
 if [ "${app[0]}" = run ]; then
   "$TILEBENCH" "${app[@]}" --dry-run >> "$NCU_DRY" 2>&1
   echo "rc=$?" >> "$NCU_DRY"
+  # NCU_FAKE_KERNELS: a log with one case of vector_add (its reference, then a cuda launch of
+  # 528 x 256), so that the diagnosis step finds a launch shape
+  if [ -n "${NCU_FAKE_KERNELS:-}" ]; then
+    log="" prev=""
+    for a in "$@"; do [ "$prev" = --log-file ] && log=$a; prev=$a; done
+    h='"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"'
+    r='"1","tilebench","127.0.0.1"'
+    printf '%s\n"0",%s,"vector_add_ref","1","13","(256, 1, 1)","(4096, 1, 1)","0","9.0","x","gpu__time_duration.sum","ns","5,000"\n"1",%s,"vector_add_cuda","1","13","(256, 1, 1)","(528, 1, 1)","0","9.0","x","gpu__time_duration.sum","ns","4,000"\n' \
+      "$h" "$r" "$r" > "$log"
+  fi
 fi
 exit 0
 NCU
@@ -92,4 +102,30 @@ PATH="$tmp/bin:$PATH" TILEBENCH_CACHE_DIR="$tmp/cache" FID_NCU_EVICT=0 \
 [ "$(wc -l < "$tmp/ncu_calls")" -eq 5 ] || fail "FID_NCU_EVICT=0: want 5 ncu calls"
 [ "$(grep -c '^== tilebench run --operator' "$tmp/out/tilebench_run.log")" -eq 4 ] || fail "second run: the log was not cleared"
 [ -e "$tmp/out/ncu_evict_groups.txt" ] && fail "FID_NCU_EVICT=0: the first run's variant logs were not cleared"
+[ -e "$tmp/out/diag_cases.txt" ] && fail "no launch shape in ncu's logs: no diagnosis cases"
+grep -q 'no ncu log with kernels' "$tmp/log" || fail "no diagnosis: not said"
+
+# The diagnosis (step 6): ncu's logs now hold a vector_add launch of 528 x 256, so its cases are
+# written, tilebench times them (and fails here, without a device, saying so), and ncu profiles
+# them under each cache control, launched by fidelity.lua with the empty kernel's options
+rm -f "$tmp/ncu_calls" "$tmp/ncu_dry"
+PATH="$tmp/bin:$PATH" TILEBENCH_CACHE_DIR="$tmp/cache" NCU_FAKE_KERNELS=1 \
+  bash "$TILEBENCH_HOME/bench/timing_fidelity/operators.sh" "$tmp/out" > "$tmp/log" 2>&1
+grep -qx 'nop_g528x256 3 528 0 528 256' "$tmp/out/diag_cases.txt" || fail "diag cases: $(cat "$tmp/out/diag_cases.txt")"
+[ "$(wc -l < "$tmp/out/diag_cases.txt")" -eq 7 ] || fail "diag cases: want the fixed 6 and one shape"
+grep -q 'tilebench (diagnosis cases) failed: see tilebench_diag.log' "$tmp/log" || fail "diag: tilebench failure not said"
+[ "$(wc -l < "$tmp/ncu_calls")" -eq 12 ] || fail "diag: want 12 ncu calls: $(cat "$tmp/ncu_calls")"
+regex=$(python3 -c "import sys; sys.path.insert(0, '$TILEBENCH_HOME/bench/timing_fidelity'); import shapes; print(shapes.NCU_REGEX)")
+for cc in all:ncu none:ncu_evict; do
+  grep -qF -- "--cache-control ${cc%%:*} --clock-control none --metrics gpu__time_duration.sum --csv --print-units base --target-processes application-only -k $regex --log-file $tmp/out/${cc##*:}_diag.csv $TILEBENCH script $TILEBENCH_HOME/bench/timing_fidelity/fidelity.lua" "$tmp/ncu_calls" ||
+    fail "ncu diag call ($cc): $(grep diag "$tmp/ncu_calls")"
+done
+grep -q "diag_cases.txt $tmp/out/ncu_evict_diag_tb.csv stability clock=events graph=false clock_check=false mode=fixed warmup=1 repeat=5\$" "$tmp/ncu_calls" ||
+  fail "ncu diag options: $(grep diag "$tmp/ncu_calls")"
+# FID_DIAG=0: no diagnosis, and the last run's diagnosis files are cleared
+rm -f "$tmp/ncu_calls"
+PATH="$tmp/bin:$PATH" TILEBENCH_CACHE_DIR="$tmp/cache" NCU_FAKE_KERNELS=1 FID_DIAG=0 \
+  bash "$TILEBENCH_HOME/bench/timing_fidelity/operators.sh" "$tmp/out" > "$tmp/log" 2>&1
+[ "$(wc -l < "$tmp/ncu_calls")" -eq 10 ] || fail "FID_DIAG=0: want 10 ncu calls"
+[ -e "$tmp/out/diag_cases.txt" ] || [ -e "$tmp/out/ncu_diag.csv" ] && fail "FID_DIAG=0: diagnosis files left"
 echo ok
