@@ -62,7 +62,12 @@ fi
 
 step "summary"
 python3 "$HERE/merge.py" "$W/cases.txt" "$OUT" "$GPU"
-cp "$OUT/timing_fidelity_$GPU.csv" bench/results/ 2>/dev/null
+# merged, not copied: bench/results/timing_fidelity_<GPU>.csv also holds operators.sh's rows of the
+# suite's kernels, which a copy would drop (rows of the same kernel, nop_1 included, replaced)
+if [ -f "$OUT/timing_fidelity_$GPU.csv" ]; then
+  python3 "$HERE/operators.py" merge "$OUT/timing_fidelity_$GPU.csv" "bench/results/timing_fidelity_$GPU.csv" ||
+    echo "merging into bench/results/timing_fidelity_$GPU.csv failed"
+fi
 for f in tilebench.csv tilebench_write.csv tilebench_tlb.csv do_bench.csv overhead.txt overhead_write.txt overhead_tlb.txt variants.csv; do
   [ -f "$OUT/$f" ] && cp "$OUT/$f" "bench/results/timing_fidelity_${GPU}_${f}"
 done

@@ -36,6 +36,16 @@ cut -d, -f1 "$tmp/got" | tail -n +2 | while read -r k; do grep "^$k," "$res" | c
 tail -n +2 "$tmp/got" | diff "$tmp/want" - > "$tmp/diff" || fail "csv differs from the recorded one: $(cat "$tmp/diff")"
 [ "$(wc -l < "$tmp/want")" -eq 15 ] || fail "the recorded CSV lacks kernels.cu cases: $(cat "$tmp/want")"
 grep -Eq '^nop_1,0,[0-9.]+,[0-9.]+,' "$res" || fail "the recorded CSV has no nop_1 row with both times"
+# run.sh merges its CSV into bench/results (operators.py merge): the kernels.cu rows and nop_1
+# replaced in place, every other row (operators.sh's) kept
+res2="$tmp/res.csv"
+cp "$res" "$res2"
+grep -q 'operators.py" merge "$OUT/timing_fidelity_$GPU.csv" "bench/results/timing_fidelity_$GPU.csv"' "$B/run.sh" ||
+  fail "run.sh does not merge its CSV into bench/results"
+python3 "$B/operators.py" merge "$c" "$res2" > /dev/null || fail "merge into the results CSV"
+[ "$(cut -d, -f1 "$res2")" = "$(cut -d, -f1 "$res")" ] || fail "merge into the results CSV: rows lost or moved"
+grep -qx "$(grep '^nop_1,' "$c")" "$res2" || fail "merge into the results CSV: nop_1 not run.sh's"
+grep -qx "$(grep '^copy_2M,' "$c")" "$res2" || fail "merge into the results CSV: copy_2M"
 # without the empty kernel nothing is judged
 cp -r "$TILEBENCH_HOME/tests/fixtures/fidelity_merge" "$tmp/out2"
 grep -v '^nop_1,' "$TILEBENCH_HOME/tests/fixtures/fidelity_merge/tilebench.csv" > "$tmp/out2/tilebench.csv"
