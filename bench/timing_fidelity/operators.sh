@@ -40,7 +40,7 @@ command -v python3 >/dev/null || { echo "operators.sh: python3 is needed for the
 mkdir -p "$OUT" || exit 2
 OUT=$(cd "$OUT" && pwd)
 rm -rf "$OUT/tilebench_results" "$OUT/ncu_results" "$OUT"/ncu_*.csv "$OUT"/ncu_*.log "$OUT"/ncu_*groups.txt \
-  "$OUT/tilebench_run.log" "$OUT"/tilebench_nop.* "$OUT"/tilebench_diag.* "$OUT/diag_cases.txt"
+  "$OUT/tilebench_run.log" "$OUT"/tilebench_nop.* "$OUT"/tilebench_diag.* "$OUT/diag_cases.txt" "$OUT"/timing_fidelity_diag_*.csv
 . "$HERE/common.sh" # builds $W/fid.cubin (the empty kernel) and $W/cases.txt; sets TB, W, step
 grep '^nop_1 ' "$W/cases.txt" > "$W/nop.txt" || { echo "operators.sh: no nop_1 case in kernels.cu's table" >&2; exit 1; }
 # The NVRTC cache tilebench uses (rtc_cache_dir in host/gpu/rtc.c, the same order)
