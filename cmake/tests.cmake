@@ -136,3 +136,15 @@ foreach(t ${TB_SLURM_TESTS})
   set_tests_properties(slurm_${n} PROPERTIES ENVIRONMENT "${TB_TEST_ENV}" SKIP_RETURN_CODE 77 LABELS slurm
                        TIMEOUT 600)
 endforeach()
+
+# A stand-in libnvidia-ml.so.1 (tests/c/stub/stub_nvml.c) for test_nvml: host/gpu/nvml.c's
+# readings (the averaged and the instantaneous power) without a driver, opened through
+# TILEBENCH_NVML_LIB; and the same without nvmlDeviceGetFieldValues (an older driver).
+add_library(stub_nvml SHARED ${CMAKE_SOURCE_DIR}/tests/c/stub/stub_nvml.c)
+target_compile_options(stub_nvml PRIVATE -Wno-missing-prototypes)
+add_library(stub_nvml_nofields SHARED ${CMAKE_SOURCE_DIR}/tests/c/stub/stub_nvml.c)
+target_compile_options(stub_nvml_nofields PRIVATE -Wno-missing-prototypes)
+target_compile_definitions(stub_nvml_nofields PRIVATE STUB_NVML_NO_FIELDS)
+target_compile_definitions(test_nvml PRIVATE STUB_NVML_PATH="$<TARGET_FILE:stub_nvml>"
+                           STUB_NVML_NOFIELDS_PATH="$<TARGET_FILE:stub_nvml_nofields>")
+add_dependencies(test_nvml stub_nvml stub_nvml_nofields)

@@ -19,15 +19,16 @@
  *       of collect_s spent in CUPTI flushes) and overlap_s (kernel time where CUPTI's records of
  *       back-to-back kernels overlapped, counted once in the samples and the busy time)
  *     power and clock state: conditions, reading, cap_fraction, cap_reasons, power_w, power_max_w,
- *       nvml_sm_clock_mhz (with readings), power_reason (why none), power_readings, cooldown_s,
- *       cooldowns, cooldowns_bounded, clock_settled, settle_waits, rounds, exposure, exposed_s,
- *       preloaded_s
+ *       power_now_max_w (instantaneous; where the source gives it), nvml_sm_clock_mhz (with
+ *       readings), power_reason (why none), power_readings, cooldown_s, cooldowns,
+ *       cooldowns_bounded, clock_settled, settle_waits, rounds, exposure, exposed_s, preloaded_s,
+ *       heavy_waits
  *   Errors raise: a fault of the plan with the API name; a hung plan with "timeout: ...".
  *   tb.timer.measure_group({plan, ...} [, opts]) -> {result | {code, message}, ...} | nil, error,
  *     index: the plans interleaved in rounds (conditions = "interleave")
  *   tb.timer.clock_probe([window_ns]) -> { mhz = median over SMs, min_mhz, max_mhz, sms }
  *   tb.timer.power([device]) -> { available, reason | source, cap_reasons, idle, sm_clock_mhz,
- *     power_w, limit_w }: one reading of the power source (NVML), no context made
+ *     power_w, power_now_w, limit_w }: one reading of the power source (NVML), no context made
  *   tb.timer.cupti() -> { available = bool, reason = string|nil, library = path|nil, flushes,
  *     forced_flushes (plain and forced CUPTI flushes so far in this process) }
  *   tb.timer.options -> { {name, type, default, desc, choices = {...}|nil, min, max}, ... }: the
@@ -201,6 +202,7 @@ static void push_result(lua_State *L, const measure_result *r) {
     set_str(L, "cap_reasons", measure_cap_names(r->cap_reasons, caps, sizeof caps));
     set_num(L, "power_w", r->power_w);
     set_num(L, "power_max_w", r->power_max_w);
+    if (r->power_now_max_w > 0) set_num(L, "power_now_max_w", r->power_now_max_w);
     if (r->nvml_sm_clock_mhz > 0) set_num(L, "nvml_sm_clock_mhz", r->nvml_sm_clock_mhz);
   }
   if (r->power_reason[0]) set_str(L, "power_reason", r->power_reason);
@@ -215,6 +217,7 @@ static void push_result(lua_State *L, const measure_result *r) {
   lua_setfield(L, -2, "exposure");
   set_num(L, "exposed_s", r->exposed_s);
   set_num(L, "preloaded_s", r->preloaded_s);
+  set_num(L, "heavy_waits", (double)r->heavy_waits);
   set_num(L, "rounds", (double)r->rounds);
 }
 
@@ -334,7 +337,8 @@ static int l_clock_probe(lua_State *L) {
 
 /* tb.timer.power([device index]): one reading of the backend's power source for that device
  * (default: the current one), without making a context: {available = true, source, cap_reasons,
- * idle, sm_clock_mhz, power_w, limit_w} or {available = false, reason}. */
+ * idle, sm_clock_mhz, power_w, power_now_w (instantaneous, where known), limit_w} or
+ * {available = false, reason}. */
 static int l_power(lua_State *L) {
   const gpu_backend *gpu = gpu_backend_get();
   gpu_device_props p;
@@ -364,6 +368,7 @@ static int l_power(lua_State *L) {
   lua_setfield(L, -2, "idle");
   if (rd.sm_clock_mhz >= 0) set_num(L, "sm_clock_mhz", rd.sm_clock_mhz);
   if (rd.power_w >= 0) set_num(L, "power_w", rd.power_w);
+  if (rd.power_now_w > 0) set_num(L, "power_now_w", rd.power_now_w);
   double w = 0;
   if (gpu->power->limit_w(&w) == GPU_OK) set_num(L, "limit_w", w);
   return 1;

@@ -3,7 +3,10 @@
 -- --impl list it ran (lib,cuda | cuda,lib | lib | cuda). For each case: per implementation and
 -- order the per-process medians (ms), then over every process the median, the spread
 -- (max - min) / median, the median SM clock and share of samples under a cap; E_lib = lib / cuda
--- time of each process that ran both, with its spread. Markdown on stdout.
+-- time of each process that ran both, with its spread. The "heavy" column counts the processes
+-- whose measurement was found heavy (stats.exposure: capped_exposure applied) and the highest
+-- instantaneous power they read: a process not found heavy read a cool GPU (docs/MEASUREMENT.md,
+-- "Finding a load heavy in time"). Markdown on stdout.
 local journal = require("tilebench.journal")
 local util = require("tilebench.util")
 
@@ -61,12 +64,13 @@ for _, key in ipairs(case_order) do
   local case_id
   for _, p in ipairs(c.procs) do case_id = case_id or p.case end
   io.write(string.format("## %s, %s\n\n", key, case_id or "?"))
-  io.write("| implementation | order | per-process median ms | SM clock MHz | capped | conditions |\n|---|---|---|---|---|---|\n")
+  io.write("| implementation | order | per-process median ms | SM clock MHz | capped | heavy | max instant W | conditions |\n"
+    .. "|---|---|---|---|---|---|---|---|\n")
   local all = {}
   for _, impl in ipairs({ "lib", "cuda" }) do
     all[impl] = { ms = {}, clk = {}, cap = {} }
     for _, order in ipairs(orders) do
-      local ms, clk, cap, cond = {}, {}, {}, nil
+      local ms, clk, cap, cond, heavy, now = {}, {}, {}, nil, 0, {}
       for _, p in ipairs(c.procs) do
         local r = p.order == order and p.impl[impl]
         if r then
@@ -75,6 +79,8 @@ for _, key in ipairs(case_order) do
           if st.sm_clock_mhz then clk[#clk + 1] = st.sm_clock_mhz end
           if st.cap_fraction then cap[#cap + 1] = st.cap_fraction end
           cond = st.conditions or cond
+          if st.exposure then heavy = heavy + 1 end
+          if st.power_now_max_w then now[#now + 1] = st.power_now_max_w end
           table.insert(all[impl].ms, r.ms)
           if st.sm_clock_mhz then table.insert(all[impl].clk, st.sm_clock_mhz) end
           if st.cap_fraction then table.insert(all[impl].cap, st.cap_fraction) end
@@ -83,8 +89,8 @@ for _, key in ipairs(case_order) do
       if #ms > 0 then
         local list = {}
         for i, v in ipairs(ms) do list[i] = string.format("%.4f", v) end
-        io.write(string.format("| %s | %s | %s | %s | %s | %s |\n", impl, order, table.concat(list, " "),
-          num(median(clk), "%.0f"), num(median(cap), "%.2f"), cond or "-"))
+        io.write(string.format("| %s | %s | %s | %s | %s | %d/%d | %s | %s |\n", impl, order, table.concat(list, " "),
+          num(median(clk), "%.0f"), num(median(cap), "%.2f"), heavy, #ms, num(median(now), "%.0f"), cond or "-"))
       end
     end
   end

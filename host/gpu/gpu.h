@@ -162,7 +162,11 @@ typedef struct gpu_timestamps {
 typedef struct gpu_power_reading {
   unsigned reasons;       /* GPU_CAP_* and GPU_STATE_IDLE bits */
   double sm_clock_mhz;    /* < 0: unknown */
-  double power_w;         /* < 0: unknown (NVML's own averaging window applies) */
+  double power_w;         /* < 0: unknown (NVML's own averaging window applies: 1 s on GPUs newer
+                             than Ampere's GA100, so a load's first ~0.5 s still reads what ran before) */
+  double power_now_w;     /* instantaneous power; <= 0: unknown (no device reads 0 W while it can be
+                             read, so a reading a source left zeroed means "not given"); the timer
+                             then falls back to power_w */
 } gpu_power_reading;
 typedef struct gpu_power {
   const char *name; /* "nvml" */
@@ -170,8 +174,8 @@ typedef struct gpu_power {
    * device. GPU_ERR_NO_LIBRARY when the library is absent ("libnvidia-ml.so.1: <dlerror>"),
    * GPU_ERR_INVALID when it does not know the device or lacks a function; the message says which. */
   gpu_status (*open)(const gpu_device_props *p);
-  /* One reading of the opened device. Clock and power each may be unknown (< 0); the call
-   * fails only when the reasons cannot be read. */
+  /* One reading of the opened device. Clock and powers each may be unknown; the call fails only
+   * when the reasons cannot be read. */
   gpu_status (*read)(gpu_power_reading *out);
   /* The enforced power limit in W (GPU_ERR_INVALID when the device does not report it). */
   gpu_status (*limit_w)(double *w);

@@ -3,8 +3,11 @@
  * and the timer records why it has no readings. Every NVML call is checked; a missing library, a
  * missing function or an unknown device is a gpu_status with a message naming the call, never a
  * crash. $TILEBENCH_NVML_LIB names the library to open instead (a path that does not exist
- * simulates a machine without NVML, as $TILEBENCH_CUPTI_LIB does for CUPTI). */
+ * simulates a machine without NVML, as $TILEBENCH_CUPTI_LIB does for CUPTI; tests/c/test_nvml.c
+ * opens a stand-in, tests/c/stub/stub_nvml.c). Power is read twice: the 1 s average
+ * (nvmlDeviceGetPowerUsage) and, where the driver offers it, the instantaneous field value. */
 #include <dlfcn.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +17,35 @@
 typedef int nvml_return;       /* nvmlReturn_t: 0 is NVML_SUCCESS */
 typedef void *nvml_device;     /* nvmlDevice_t */
 #define NVML_CLOCK_SM 1        /* nvmlClockType_t */
+#define NVML_ERROR_NOT_SUPPORTED 3
+#define NVML_FI_DEV_POWER_INSTANT 186 /* "current GPU power, supported on all architectures" (mW) */
+
+/* nvmlFieldValue_t of NVML's public nvml.h, written out so the build needs no NVML header. The
+ * instantaneous power is a field value: nvmlDeviceGetPowerUsage is a 1 s average on GPUs newer
+ * than GA100, which in a heavy load's first half second still reads what ran before (H200,
+ * session 12: a GEMM measured at 1882 MHz before its average rose, 15 % fast). */
+typedef struct nvml_field {
+  unsigned field_id;
+  unsigned scope_id;          /* power fields: 0 = the GPU (NVML_POWER_SCOPE_GPU) */
+  long long timestamp;        /* us since 1970 */
+  long long latency_us;
+  int value_type;             /* nvmlValueType_t: 0 double, 1 unsigned int, 2 unsigned long,
+                                 3 unsigned long long, 4 signed long long, 5 signed int, 6 unsigned short */
+  nvml_return ret;            /* this field's own outcome; value is undefined unless 0 */
+  union {
+    double d;
+    unsigned ui;
+    unsigned long ul;
+    unsigned long long ull;
+    long long sll;
+    int si;
+    unsigned short us;
+  } value;
+} nvml_field;
+_Static_assert(offsetof(nvml_field, timestamp) == 8, "nvmlFieldValue_t.timestamp");
+_Static_assert(offsetof(nvml_field, value_type) == 24, "nvmlFieldValue_t.valueType");
+_Static_assert(offsetof(nvml_field, ret) == 28, "nvmlFieldValue_t.nvmlReturn");
+_Static_assert(offsetof(nvml_field, value) == 32 && sizeof(nvml_field) == 40, "nvmlFieldValue_t layout");
 
 /* nvmlClocksEventReasons bits (nvml.h) and the GPU_CAP_* bit each becomes. */
 static const struct {
@@ -42,6 +74,8 @@ static struct {
   nvml_return (*clock)(nvml_device, int, unsigned *);
   nvml_return (*power)(nvml_device, unsigned *);
   nvml_return (*limit)(nvml_device, unsigned *);
+  nvml_return (*fields)(nvml_device, int, nvml_field *); /* optional: the instantaneous power */
+  int now_unsupported;       /* the device said NOT_SUPPORTED to the instant field: not asked again */
   const char *(*error_string)(nvml_return);
 } N;
 
@@ -88,6 +122,8 @@ static gpu_status open_library(void) {
   N.clock = (nvml_return(*)(nvml_device, int, unsigned *))sym("nvmlDeviceGetClockInfo", NULL);
   N.power = (nvml_return(*)(nvml_device, unsigned *))sym("nvmlDeviceGetPowerUsage", NULL);
   N.limit = (nvml_return(*)(nvml_device, unsigned *))sym("nvmlDeviceGetEnforcedPowerLimit", NULL);
+  N.fields = (nvml_return(*)(nvml_device, int, nvml_field *))sym("nvmlDeviceGetFieldValues", NULL);
+  N.now_unsupported = 0;
   N.error_string = (const char *(*)(nvml_return))sym("nvmlErrorString", NULL);
   const char *missing = !N.init ? "nvmlInit_v2" : !N.by_bus ? "nvmlDeviceGetHandleByPciBusId_v2"
                       : !N.reasons ? "nvmlDeviceGetCurrentClocksEventReasons"
@@ -135,10 +171,36 @@ static gpu_status nvml_open(const gpu_device_props *p) {
   return GPU_OK;
 }
 
+/* The instantaneous power in W, or -1: the function missing, the call or the field failing, the
+ * device not supporting it (then never asked again: each read is a driver query), a value of a
+ * type power is never given in. Optional by design: the timer falls back to the 1 s average. */
+static double instant_power(void) {
+  if (N.fields == NULL || N.now_unsupported) return -1;
+  nvml_field f;
+  memset(&f, 0, sizeof f);
+  f.field_id = NVML_FI_DEV_POWER_INSTANT;
+  nvml_return r = N.fields(N.dev, 1, &f);
+  if (r == NVML_ERROR_NOT_SUPPORTED || (r == 0 && f.ret == NVML_ERROR_NOT_SUPPORTED)) N.now_unsupported = 1;
+  if (r != 0 || f.ret != 0) return -1;
+  double mw;
+  switch (f.value_type) {
+  case 0: mw = f.value.d; break;
+  case 1: mw = f.value.ui; break;
+  case 2: mw = (double)f.value.ul; break;
+  case 3: mw = (double)f.value.ull; break;
+  case 4: mw = (double)f.value.sll; break;
+  case 5: mw = f.value.si; break;
+  case 6: mw = f.value.us; break;
+  default: return -1;
+  }
+  return mw > 0 ? mw * 1e-3 : -1;
+}
+
 static gpu_status nvml_read(gpu_power_reading *out) {
   out->reasons = 0;
   out->sm_clock_mhz = -1;
   out->power_w = -1;
+  out->power_now_w = -1;
   if (N.dev == NULL) return gpu_set_error(GPU_ERR_INVALID, "NVML: no device opened%s%s", N.message[0] ? ": " : "",
                                           N.message);
   unsigned long long bits = 0;
@@ -151,6 +213,7 @@ static gpu_status nvml_read(gpu_power_reading *out) {
   unsigned v = 0;
   if (N.clock(N.dev, NVML_CLOCK_SM, &v) == 0) out->sm_clock_mhz = v;
   if (N.power(N.dev, &v) == 0) out->power_w = v * 1e-3;
+  out->power_now_w = instant_power();
   return GPU_OK;
 }
 

@@ -43,6 +43,10 @@ typedef struct measure {
   size_t batch_reads, batch_capped;
   double batch_cap, last_read;
   double batch_power_max;    /* the highest power this batch read (W; < 0: none) */
+  double batch_level;        /* the batch's highest power, each reading's instantaneous one where known,
+                                else its average: what the heavy test and the heavy probe read (< 0: none) */
+  double prev_level;         /* batch_level of the batch before (warm-up included; < 0: none) */
+  double batch_now_max, now_max; /* the highest instantaneous power of this batch, of the kept batches */
   double limit_w;            /* the enforced power limit (0: unknown) */
   int heavy;                 /* the load drew heavy_power of the limit, or ran capped: capped_exposure applies */
   double exposed;            /* GPU busy seconds of the sampling batches so far (since the preload) */
@@ -109,6 +113,11 @@ void power_batch_begin(measure *m);
 void power_poll(measure *m);            /* during the wait: at most every 5 ms */
 void power_batch_end(measure *m, int keep); /* sets batch_cap; keep: a sampling batch */
 void power_cooldown(measure *m);        /* blocks until idle or cooldown_max */
+/* capped_exposure's tests on the last batch: heavy (its level reached heavy_power of the limit),
+ * and the heavy probe (a load not found heavy yet whose level rises toward it may not stop by
+ * convergence before heavy_probe_s of GPU time: docs/MEASUREMENT.md). */
+int power_heavy(const measure *m);
+int power_probe_hold(const measure *m);
 void power_finish(measure *m);          /* the result's power fields */
 void power_free(measure *m);
 

@@ -292,6 +292,7 @@ static void drop_samples(measure *m) {
   m->r->dropped_throttled = 0;
   m->r->dropped_incomplete = 0;
   m->n_pw = 0;
+  m->now_max = -1;
   m->exposed = 0;
 }
 
@@ -333,7 +334,7 @@ static gpu_status step(measure *m, const tb_stop_rule *rule, double t_start, dou
    * clock keeps sliding for seconds (docs/MEASUREMENT.md), so "settled" would otherwise mean
    * "whenever the timeout comes" for one implementation and "after 10 samples" for another. */
   if (!m->heavy && !cold && m->o.capped_exposure > 0 && measure_modes[m->o.mode].adaptive &&
-      (capped || (m->limit_w > 0 && m->batch_power_max >= m->o.heavy_power * m->limit_w))) {
+      (capped || power_heavy(m))) {
     m->heavy = 1;
     m->heavy_at = m->exposed;
     m->preload_done = m->o.capped_preload <= 0;
@@ -354,6 +355,12 @@ static gpu_status step(measure *m, const tb_stop_rule *rule, double t_start, dou
   } else {
     m->reason = tb_stop_decide_clock(rule, &m->run, wall, capped, m->r->clock_settled);
     if (m->reason != tb_stop_decide(rule, &m->run, wall)) m->r->settle_waits++;
+    /* the heavy probe: a load whose power still rises toward the heavy level does not stop by
+     * convergence before heavy_probe_s, so capped_exposure can see it (power.c) */
+    if ((m->reason == TB_STOP_CONVERGED || m->reason == TB_STOP_PLATEAU) && power_probe_hold(m)) {
+      m->reason = TB_STOP_CONTINUE;
+      m->r->heavy_waits++;
+    }
   }
   /* Every sample so far ran under the threshold: that is the clock this load sustains, not a
    * passing throttle, and waiting for the timeout would not change it. Give up now; the

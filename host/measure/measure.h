@@ -51,6 +51,8 @@ typedef struct measure_opts {
   double capped_preload;  /* capped_exposure: seconds of GPU time such a load runs first, its samples
                              dropped, before the exposure's samples count (0: none) */
   double heavy_power;   /* share of the power limit from which a load is heavy */
+  double heavy_probe_s; /* capped_exposure: GPU seconds a load whose power rises toward heavy_power
+                           runs before convergence may stop it (0: off; power_probe_hold) */
 } measure_opts;
 
 typedef struct measure_opt_desc {
@@ -179,7 +181,8 @@ typedef struct measure_result {
   char power_reason[512];         /* why not ("" when they were) */
   double cap_fraction;            /* of the kept samples, the share taken under a power or thermal cap */
   unsigned cap_reasons;           /* GPU_CAP_* bits seen while sampling */
-  double power_w, power_max_w;    /* median and highest power read while sampling */
+  double power_w, power_max_w;    /* median and highest power read while sampling (NVML's 1 s average) */
+  double power_now_max_w;         /* highest instantaneous power read while sampling (0: unknown) */
   double nvml_sm_clock_mhz;       /* median SM clock the power source read (0: unknown) */
   size_t power_readings;
   double cooldown_s;              /* seconds spent cooling down (cooldown conditions, cold reading) */
@@ -191,6 +194,7 @@ typedef struct measure_result {
   int exposure;                   /* the fixed exposure applied (capped_exposure > 0 and the load was
                                      capped or heavy) */
   double exposed_s;               /* GPU busy seconds of the samples taken (all, kept or not) */
+  size_t heavy_waits;             /* batches the heavy probe added (heavy_probe_s) */
   double preloaded_s;             /* capped_preload: GPU busy seconds of the samples dropped (those before
                                      the load was found heavy, and the preload's) */
 } measure_result;

@@ -13,8 +13,9 @@ const measure_opts measure_default_opts = {
   .min_time = 0.05, .timeout = 15, .noise_plateau = 0.02, .flush = 1, .flush_bytes = -1, .flush_mode = 0,
   .flush_tlb_bytes = 0, .graph = 1, .graph_group = 0, .group_events = 0, .clock = 0, .clock_check = 1,
   .sustained_clock = 1, .throttle_threshold = 0.90, .clock_window_ns = 2000, .clock_interval = 0.005,
-  .sync_timeout = 60, .conditions = 2 /* sequential: the declared default */, .reading = 0, .cooldown_max = 5, .settle_window = 0.25, .settle_tol = 0.01,
-  .power = 1, .capped_exposure = 0, .capped_preload = 0, .heavy_power = 0.6};
+  .sync_timeout = 60, .conditions = 0 /* interleave (docs/MEASUREMENT.md: issue 19's H200 runs) */, .reading = 0,
+  .cooldown_max = 5, .settle_window = 0.25, .settle_tol = 0.01, .power = 1, .capped_exposure = 1, .capped_preload = 1,
+  .heavy_power = 0.6, .heavy_probe_s = 0.1};
 
 #define OFF(f) offsetof(measure_opts, f)
 const measure_opt_desc measure_options[] = {
@@ -71,11 +72,12 @@ const measure_opt_desc measure_options[] = {
    "their group (0: probe around every sample)"},
   {"sync_timeout", MEASURE_OPT_NUMBER, OFF(sync_timeout), NULL, 0.001, 86400, "60",
    "seconds to wait for one batch of runs before raising 'timeout'"},
-  {"conditions", MEASURE_OPT_CHOICE, OFF(conditions), "interleave cooldown sequential", 0, 0, "sequential",
+  {"conditions", MEASURE_OPT_CHOICE, OFF(conditions), "interleave cooldown sequential", 0, 0, "interleave",
    "how a case's implementations get equal conditions: measured in rounds, one batch of each in turn, "
-   "so they share the power state (interleave; timeout bounds the round-robin), each after a cool-down "
-   "until the power source reads idle (cooldown, at most cooldown_max), or one after the other as they come "
-   "(sequential; the default until the H200 measurements of docs/MEASUREMENT.md choose)"},
+   "so they share the power state (interleave, the default: the H200 runs of docs/MEASUREMENT.md; "
+   "timeout bounds the round-robin; autotune searches are not interleaved), each after a cool-down "
+   "until the power source reads idle (cooldown, at most cooldown_max), or one after the other as they "
+   "come (sequential, as results before session 12 were measured)"},
   {"reading", MEASURE_OPT_CHOICE, OFF(reading), "sustained cold", 0, 0, "sustained",
    "sustained: samples back to back, what a training loop sees; cold: each sample after a cool-down "
    "(one sample per batch, no graph groups, nothing dropped for its clock), like ncu's replay"},
@@ -87,19 +89,24 @@ const measure_opt_desc measure_options[] = {
    "mean SM clocks must agree within settle_tol before the time may stop (0: off)"},
   {"settle_tol", MEASURE_OPT_NUMBER, OFF(settle_tol), NULL, 0, 1, "0.01",
    "the relative difference of the two windows' mean SM clocks under which the clock has settled"},
-  {"capped_exposure", MEASURE_OPT_NUMBER, OFF(capped_exposure), NULL, 0, 3600, "0",
+  {"capped_exposure", MEASURE_OPT_NUMBER, OFF(capped_exposure), NULL, 0, 3600, "1",
    "adaptive, sustained reading: a load that runs under a power or thermal cap, or draws heavy_power "
    "of the power limit, is sampled for exactly this many seconds of GPU time after its warm-up and "
    "then stops (stop reason 'exposure'), converged or not, so every such implementation of a case "
    "gets the same exposure and none runs to the timeout (0: off; the noise and clock-settle rules "
    "decide)"},
-  {"capped_preload", MEASURE_OPT_NUMBER, OFF(capped_preload), NULL, 0, 3600, "0",
+  {"capped_preload", MEASURE_OPT_NUMBER, OFF(capped_preload), NULL, 0, 3600, "1",
    "capped_exposure: seconds of GPU time a capped or heavy load runs before its exposure, the samples "
    "of that time dropped, so the exposure starts from the load's own power state and not from the "
    "state what ran before left (0: the exposure starts when the load is found heavy)"},
   {"heavy_power", MEASURE_OPT_NUMBER, OFF(heavy_power), NULL, 0, 1, "0.6",
-   "capped_exposure: the share of the power limit a batch's highest reading must reach for the load "
-   "to count as heavy"},
+   "capped_exposure: the share of the power limit a batch's highest reading (instantaneous power "
+   "where the source gives it, else its 1 s average) must reach for the load to count as heavy"},
+  {"heavy_probe_s", MEASURE_OPT_NUMBER, OFF(heavy_probe_s), NULL, 0, 60, "0.1",
+   "capped_exposure: a load not yet found heavy whose last batch read at least half the heavy level "
+   "and more than the batch before (by 2 % of the limit) may not stop by convergence or noise plateau "
+   "before this many seconds of GPU time, so a load that converges fast is not read before its power "
+   "is seen; a light or flat load is not held (0: off)"},
 };
 const size_t measure_n_options = sizeof measure_options / sizeof measure_options[0];
 

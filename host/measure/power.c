@@ -43,6 +43,7 @@ static void drop_source(measure *m, const char *why) {
 
 void power_setup(measure *m) {
   m->pw = NULL;
+  m->batch_level = m->prev_level = m->batch_now_max = m->now_max = -1;
   const gpu_power *pw = m->gpu->power;
   if (pw == NULL) {
     snprintf(m->r->power_reason, sizeof m->r->power_reason, "the %s backend has no power source", m->gpu->name);
@@ -80,6 +81,9 @@ static void take(measure *m) {
   m->batch_reads++;
   if (rd.reasons & GPU_CAP_ANY) m->batch_capped++;
   if (rd.power_w > m->batch_power_max) m->batch_power_max = rd.power_w;
+  if (rd.power_now_w > 0 && rd.power_now_w > m->batch_now_max) m->batch_now_max = rd.power_now_w;
+  double level = rd.power_now_w > 0 ? rd.power_now_w : rd.power_w;
+  if (level > m->batch_level) m->batch_level = level;
   m->r->cap_reasons |= rd.reasons & GPU_CAP_ANY;
   if (m->n_pw == m->cap_pw) {
     size_t cap = m->cap_pw ? 2 * m->cap_pw : 64;
@@ -97,7 +101,8 @@ static void take(measure *m) {
 
 void power_batch_begin(measure *m) {
   m->batch_reads = m->batch_capped = 0;
-  m->batch_power_max = -1;
+  m->prev_level = m->batch_level;
+  m->batch_power_max = m->batch_level = m->batch_now_max = -1;
   take(m);
 }
 
@@ -108,7 +113,25 @@ void power_poll(measure *m) {
 void power_batch_end(measure *m, int keep) {
   take(m);
   m->batch_cap = m->batch_reads ? (double)m->batch_capped / (double)m->batch_reads : 0;
+  if (keep && m->batch_now_max > m->now_max) m->now_max = m->batch_now_max;
   if (!keep) m->n_pw = m->n_pw >= m->batch_reads ? m->n_pw - m->batch_reads : 0; /* warm-up: not reported */
+}
+
+int power_heavy(const measure *m) {
+  return m->limit_w > 0 && m->batch_level >= m->o.heavy_power * m->limit_w;
+}
+
+/* The heavy probe. Readings come every 5 ms and at batch ends, and a GEMM from a cool GPU may
+ * converge in its first 50-100 ms: without it, such a load stopped before its power was seen
+ * (H200, session 12). It holds only a load whose last batch read at least half the heavy level
+ * and more (by 2 % of the limit) than the batch before, so a light load, or one whose power is
+ * flat below the heavy level, is not delayed; heavy_probe_s of GPU time bounds it. */
+int power_probe_hold(const measure *m) {
+  if (m->heavy || m->pw == NULL || !(m->limit_w > 0) || m->o.capped_exposure <= 0 || m->o.heavy_probe_s <= 0 ||
+      m->o.reading == 1 || !measure_modes[m->o.mode].adaptive || m->exposed >= m->o.heavy_probe_s * (1 - 1e-9))
+    return 0;
+  double heavy_w = m->o.heavy_power * m->limit_w;
+  return m->batch_level >= 0.5 * heavy_w && m->batch_level > m->prev_level + 0.02 * m->limit_w;
 }
 
 int measure_power_idle(const gpu_power_reading *rd, size_t n, double floor_w) {
@@ -182,6 +205,7 @@ void power_finish(measure *m) {
   double mx = -1;
   for (size_t i = 0; i < m->n_pw; i++) mx = m->pw_w[i] > mx ? m->pw_w[i] : mx;
   r->power_max_w = mx > 0 ? mx : 0;
+  r->power_now_max_w = m->now_max > 0 ? m->now_max : 0;
   r->power_w = known_median(m->pw_w, m->n_pw);
   r->nvml_sm_clock_mhz = known_median(m->pw_mhz, m->n_pw);
   double sum = 0;

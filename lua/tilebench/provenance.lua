@@ -30,6 +30,18 @@ function M.git(home)
   return { sha = sha, dirty = #changed > 0, changed = changed }
 end
 
+-- The timer's option defaults in this build (tb.timer.options, as the help prints them): the
+-- protocol of every field neither the command line nor the campaign set. `protocol` records only
+-- those that were set, and the defaults change between versions (session 12: conditions
+-- "interleave", capped_exposure 1, capped_preload 1, where they had been "sequential", 0, 0).
+function M.timer_defaults()
+  local ok, timer = pcall(require, "tb.timer")
+  if not ok or type(timer) ~= "table" or type(timer.options) ~= "table" then return nil end
+  local d = {}
+  for _, o in ipairs(timer.options) do d[o.name] = o.default end
+  return d
+end
+
 -- opts: argv, campaign (settings), protocol, gate, run_id, worker (the worker's hello: versions
 -- and device), label, shard, resumed_from.
 function M.collect(opts)
@@ -60,6 +72,7 @@ function M.collect(opts)
                  dtypes = settings.dtypes, impls = settings.impls, cases = settings.cases,
                  modes = settings.modes, case_timeout = settings.case_timeout },
     protocol = opts.protocol or settings.protocol,
+    timer_defaults = M.timer_defaults(),
     gate = opts.gate or settings.gate,
     shard = opts.shard,
     isolated = opts.isolated,

@@ -120,7 +120,8 @@ typedef struct fake_state {
   double timestamp_skew_ns;      /* each record starts this much before its kernel (overlap, as
                                     CUPTI's records of back-to-back kernels can) */
   /* power source (gpu_backend.power, "fake"): open fails with GPU_ERR_NO_LIBRARY when power_absent;
-   * each read returns power_fn's reading (the n-th read, 1-based) when set, else power_reading */
+   * each read returns power_fn's reading (the n-th read, 1-based; fields it leaves alone are 0)
+   * when set, else power_reading. power_now_w 0 (not given) is an unknown instantaneous power. */
   int power_absent;
   gpu_power_reading power_reading;
   void (*power_fn)(uint64_t nth, gpu_power_reading *out, void *user);

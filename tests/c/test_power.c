@@ -1,8 +1,9 @@
 /* test_power.c: the power and clock state around a measurement (host/measure/power.c, nvml.c) and
  * the equal-conditions modes, on the fake backend (no GPU): NVML absent is a recorded reason and
  * never a failure, the share of samples under a cap, the cool-down's bound and its idle test,
- * the interleaved order of a group's batches (A B A B ...), the cold reading, and the clock-settle
- * rule holding back a converged measurement under a cap. */
+ * the interleaved order of a group's batches (A B A B ...), the cold reading, the clock-settle
+ * rule holding back a converged measurement under a cap, capped_exposure and its preload, the
+ * heavy test on the instantaneous power (the average as the fallback) and the heavy probe. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -235,7 +236,7 @@ static void test_interleave_order(void) {
   envs[1] = envs[0];
   envs[1].work.self = fn_b;
   measure_opts o = quick();
-  o.conditions = 0; /* interleave (the runner's choice for a group; not the default) */
+  o.conditions = 0; /* interleave (the default; the runner groups a case's implementations) */
   o.min_time = 0.1; /* 100 and 200 us samples: several rounds of MEASURE_ROUND_S (20 ms) */
   o.min_samples = 10;
   o.max_noise = 1; /* converged once min_time is covered */
@@ -312,6 +313,7 @@ static void test_settle_in_engine(void) {
   fake.power_reading = (gpu_power_reading){.reasons = GPU_CAP_SW_POWER, .power_w = 700, .sm_clock_mhz = 1200};
   ramp_t0 = 0;
   measure_opts o = quick();
+  o.capped_exposure = 0; /* the settle rule decides only where no fixed exposure applies */
   o.min_time = 0.002;
   o.settle_window = 0.01;
   o.throttle_threshold = 0; /* keep every sample: the rule under test is the settle rule */
@@ -338,6 +340,7 @@ static void test_settle_in_engine(void) {
 static void test_exposure(void) {
   measure_opts o = quick();
   o.capped_exposure = 0.03;
+  o.capped_preload = 0; /* the preload is tested below */
   o.throttle_threshold = 0; /* every sample kept: the rule under test is the exposure */
   measure_result r;
   struct {
@@ -367,7 +370,7 @@ static void test_exposure(void) {
     }
     measure_result_free(&r);
   }
-  /* off (the default): the same heavy load stops by the noise rule */
+  /* off: the same heavy load stops by the noise rule */
   measure_env env = setup();
   fake.power_reading = loads[0].rd;
   o.capped_exposure = 0;
@@ -406,6 +409,108 @@ static void test_exposure(void) {
   measure_result_free(&r);
 }
 
+/* ---- the instantaneous power and the heavy probe ------------------------------------------- */
+/* The fake's waits end at once, so each batch takes two readings (its start and its end): the
+ * warm-up reads 1 and 2, the k-th sampling batch 2k+1 and 2k+2. */
+static double now_base, now_step;
+static void rising(uint64_t nth, gpu_power_reading *out, void *user) {
+  (void)user; /* the 1 s average still low, the instantaneous power climbing read by read */
+  out->power_w = 150;
+  out->power_now_w = now_base + now_step * (double)nth;
+  out->sm_clock_mhz = 1500;
+}
+
+static void test_instant_heavy(void) {
+  measure_opts o = quick();
+  o.capped_exposure = 0.03;
+  o.capped_preload = 0.05;
+  o.throttle_threshold = 0;
+  measure_result r;
+  /* a GEMM from a cool GPU: 650 W now, the average still at 150 W (H200, session 12) */
+  measure_env env = setup();
+  fake.power_reading = (gpu_power_reading){.power_w = 150, .power_now_w = 650, .sm_clock_mhz = 1500};
+  CHECK(measure_run(&env, &o, &r) == GPU_OK && r.code == NULL, "measured");
+  CHECK(r.exposure && strcmp(r.stop_reason, "exposure") == 0, "instant 650 W: heavy, stop %s", r.stop_reason);
+  /* found heavy in the first sampling batch: the preload began right after it */
+  CHECK(r.preloaded_s >= 0.05 && r.preloaded_s < 0.06, "preloaded %g s", r.preloaded_s);
+  CHECK(r.power_w == 150 && r.power_now_max_w == 650, "power_w %g (the average), power_now_max_w %g", r.power_w,
+        r.power_now_max_w);
+  measure_result_free(&r);
+  /* the same load where the instantaneous power is unknown (a read that failed, an older driver):
+   * the average decides, as before, and misses it; no instantaneous figure is reported */
+  env = setup();
+  fake.power_reading = (gpu_power_reading){.power_w = 150, .sm_clock_mhz = 1500};
+  CHECK(measure_run(&env, &o, &r) == GPU_OK && r.code == NULL, "measured");
+  CHECK(!r.exposure && strcmp(r.stop_reason, "converged") == 0 && r.power_now_max_w == 0 && r.heavy_waits == 0,
+        "fallback: exposure %d stop %s now %g waits %zu", r.exposure, r.stop_reason, r.power_now_max_w, r.heavy_waits);
+  measure_result_free(&r);
+  /* an average already high (what ran before) with a light instantaneous power: the instant wins */
+  env = setup();
+  fake.power_reading = (gpu_power_reading){.power_w = 650, .power_now_w = 200, .sm_clock_mhz = 1500};
+  CHECK(measure_run(&env, &o, &r) == GPU_OK && r.code == NULL && !r.exposure, "instant 200 W: light");
+  measure_result_free(&r);
+}
+
+static void test_heavy_probe(void) {
+  measure_opts o = quick();
+  o.capped_exposure = 0.03;
+  o.capped_preload = 0;
+  o.throttle_threshold = 0;
+  measure_result r;
+  /* light loads are not held: under half the heavy level (420 W of 700), or flat above it, or
+   * without an instantaneous figure */
+  gpu_power_reading light[] = {
+    {.power_w = 150, .power_now_w = 200, .sm_clock_mhz = 1500},
+    {.power_w = 150, .power_now_w = 380, .sm_clock_mhz = 1500},
+    {.power_w = 380, .sm_clock_mhz = 1500},
+  };
+  for (size_t i = 0; i < sizeof light / sizeof light[0]; i++) {
+    measure_env env = setup();
+    fake.power_reading = light[i];
+    CHECK(measure_run(&env, &o, &r) == GPU_OK && r.code == NULL, "measured");
+    CHECK(!r.exposure && r.heavy_waits == 0 && strcmp(r.stop_reason, "converged") == 0 && r.exposed_s < 0.01,
+          "light %zu: exposure %d waits %zu stop %s exposed %g s", i, r.exposure, r.heavy_waits, r.stop_reason,
+          r.exposed_s);
+    measure_result_free(&r);
+  }
+  /* a load whose power still climbs when it converges (300, 340, 380 W in its first batches,
+   * 420 in the fourth): held until it reads heavy, then sampled for its exposure */
+  now_base = 220, now_step = 20;
+  measure_env env = setup();
+  fake.power_fn = rising;
+  CHECK(measure_run(&env, &o, &r) == GPU_OK && r.code == NULL, "measured");
+  CHECK(r.exposure && strcmp(r.stop_reason, "exposure") == 0 && r.heavy_waits == 3, "climbing: exposure %d stop %s "
+        "waits %zu", r.exposure, r.stop_reason, r.heavy_waits);
+  measure_result_free(&r);
+  /* without the probe it stops at its first batch, before its power is seen */
+  env = setup();
+  fake.power_fn = rising;
+  o.heavy_probe_s = 0;
+  CHECK(measure_run(&env, &o, &r) == GPU_OK && r.code == NULL, "measured");
+  CHECK(!r.exposure && strcmp(r.stop_reason, "converged") == 0 && r.heavy_waits == 0, "probe off: exposure %d "
+        "stop %s", r.exposure, r.stop_reason);
+  measure_result_free(&r);
+  /* the bound: a load that keeps climbing without reaching the heavy level (700 W here) is held
+   * for heavy_probe_s of GPU time, then the noise rule stops it */
+  now_base = 400, now_step = 10;
+  env = setup();
+  fake.power_fn = rising;
+  o.heavy_power = 1;
+  o.heavy_probe_s = 0.02;
+  CHECK(measure_run(&env, &o, &r) == GPU_OK && r.code == NULL, "measured");
+  CHECK(!r.exposure && strcmp(r.stop_reason, "converged") == 0 && r.heavy_waits > 0 && r.exposed_s >= 0.02 &&
+        r.exposed_s < 0.04, "bounded: exposure %d stop %s waits %zu exposed %g s", r.exposure, r.stop_reason,
+        r.heavy_waits, r.exposed_s);
+  measure_result_free(&r);
+  /* nor is anything held with capped_exposure off */
+  env = setup();
+  fake.power_fn = rising;
+  o.capped_exposure = 0;
+  CHECK(measure_run(&env, &o, &r) == GPU_OK && r.code == NULL && r.heavy_waits == 0, "exposure off: waits %zu",
+        r.heavy_waits);
+  measure_result_free(&r);
+}
+
 int main(void) {
   test_nvml_missing();
   test_source_absent();
@@ -417,6 +522,8 @@ int main(void) {
   test_interleave_order();
   test_settle_in_engine();
   test_exposure();
+  test_instant_heavy();
+  test_heavy_probe();
   measure_cache_free(&cache, NULL);
   fake_reset();
   if (failures) fprintf(stderr, "%d check(s) failed\n", failures);

@@ -16,6 +16,10 @@ describe("provenance", function()
     assert.same({ "run", "smoke" }, rec.argv)
     assert.equal(3, rec.protocol["repeat"])
     assert.equal(0.5, rec.gate.rho)
+    -- the defaults the fields not set ran with (they change between versions)
+    assert.equal("interleave", rec.timer_defaults.conditions)
+    assert.equal("1", rec.timer_defaults.capped_exposure)
+    assert.equal("0.1", rec.timer_defaults.heavy_probe_s)
     assert.is_string(rec.host.hostname)
     local git = rec.tilebench.git
     if git.error then

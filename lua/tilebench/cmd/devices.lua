@@ -33,10 +33,12 @@ function M.run(args)
   for _, p in ipairs(list) do
     local ok, s = pcall(require("tb.timer").power, p.index)
     if ok and s.available then
-      io.write(string.format("[%d] power (%s): %s, SM clock %s MHz, %s W%s\n", p.index, s.source,
+      -- power_w is NVML's 1 s average; power_now_w the instantaneous power, where the driver gives it
+      io.write(string.format("[%d] power (%s): %s, SM clock %s MHz, %s W%s%s\n", p.index, s.source,
         s.cap_reasons ~= "" and ("capped: " .. s.cap_reasons) or (s.idle and "idle, no cap" or "no cap"),
         s.sm_clock_mhz and string.format("%.0f", s.sm_clock_mhz) or "?",
         s.power_w and string.format("%.0f", s.power_w) or "?",
+        s.power_now_w and string.format(" (%.0f W now)", s.power_now_w) or "",
         s.limit_w and string.format(" of a %.0f W limit", s.limit_w) or ""))
     else
       io.write(string.format("[%d] power: not read (%s)\n", p.index, ok and s.reason or tostring(s)))
