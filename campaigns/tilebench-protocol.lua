@@ -8,13 +8,16 @@
 -- Both modes, as TileBench publishes default and autotune CSVs.
 -- Differences that remain: TileBench reports the mean of the 3 repeats, our CSV the median
 -- (the mean is in raw/<op>.json stats); TileBench's timed region also holds allocations and
--- casts that ours excludes (OPERATORS.md, "Timed boundary").
+-- casts that ours excludes (OPERATORS.md, "Timed boundary"). TileBench times each implementation
+-- on its own, one after the other: `conditions = "sequential"`, not the timer's default rounds
+-- (interleave since session 12, docs/MEASUREMENT.md).
 return {
   name = "tilebench-protocol",
   description = "TileBench's published protocol: warm-up 1, repeat 3, CUDA graphs, 2 x L2 eviction",
   operators = "all",
   cases = "all",
   modes = { "default", "autotune" },
-  protocol = { mode = "fixed", warmup = 1, ["repeat"] = 3, graph = true, flush = true, clock = "cupti" },
+  protocol = { mode = "fixed", warmup = 1, ["repeat"] = 3, graph = true, flush = true, clock = "cupti",
+               conditions = "sequential" },
   case_timeout = 120,
 }

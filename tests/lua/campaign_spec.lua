@@ -55,7 +55,8 @@ describe("campaign scripts", function()
       assert.equal("all", c.operators)
     end
     local tp = campaign.load(TILEBENCH_HOME .. "/campaigns/tilebench-protocol.lua")
-    assert.same({ mode = "fixed", warmup = 1, ["repeat"] = 3, graph = true, flush = true, clock = "cupti" }, tp.protocol)
+    assert.same({ mode = "fixed", warmup = 1, ["repeat"] = 3, graph = true, flush = true, clock = "cupti",
+                  conditions = "sequential" }, tp.protocol)
   end)
 
   it("lets command-line overrides replace campaign fields", function()
