@@ -444,6 +444,27 @@ static void test_instant_heavy(void) {
   CHECK(!r.exposure && strcmp(r.stop_reason, "converged") == 0 && r.power_now_max_w == 0 && r.heavy_waits == 0,
         "fallback: exposure %d stop %s now %g waits %zu", r.exposure, r.stop_reason, r.power_now_max_w, r.heavy_waits);
   measure_result_free(&r);
+  /* the default protocol on a case's two implementations: in rounds, each found heavy on the
+   * instantaneous power, preloaded, then sampled for its exposure */
+  measure_env envs[2];
+  envs[0] = setup();
+  envs[1] = envs[0];
+  envs[1].work.self = fn_b;
+  fake.power_reading = (gpu_power_reading){.power_w = 150, .power_now_w = 650, .sm_clock_mhz = 1500};
+  measure_opts d = measure_default_opts;
+  CHECK(d.conditions == 0 && d.capped_exposure == 1 && d.capped_preload == 1 && d.heavy_probe_s == 0.1,
+        "the default protocol: interleave, exposure 1, preload 1, probe 0.1");
+  d.graph = 0, d.throttle_threshold = 0, d.capped_exposure = 0.03, d.capped_preload = 0.02; /* shorter */
+  measure_result rg[2];
+  size_t failed = 9;
+  CHECK(measure_run_group(envs, 2, &d, rg, &failed) == GPU_OK && rg[0].code == NULL && rg[1].code == NULL, "group");
+  for (int i = 0; i < 2; i++) {
+    CHECK(rg[i].exposure && strcmp(rg[i].stop_reason, "exposure") == 0 && rg[i].rounds >= 3 &&
+          rg[i].preloaded_s >= 0.02 && rg[i].exposed_s >= 0.03 && rg[i].exposed_s < 0.03 + 0.0005 &&
+          strcmp(rg[i].conditions, "interleave") == 0, "work %d: stop %s rounds %zu preloaded %g exposed %g", i,
+          rg[i].stop_reason, rg[i].rounds, rg[i].preloaded_s, rg[i].exposed_s);
+    measure_result_free(&rg[i]);
+  }
   /* an average already high (what ran before) with a light instantaneous power: the instant wins */
   env = setup();
   fake.power_reading = (gpu_power_reading){.power_w = 650, .power_now_w = 200, .sm_clock_mhz = 1500};
