@@ -353,13 +353,33 @@ def anchor_table(op):
         theirs = gmean([v[2] / v[3] for v in vals])
         q = ours / theirs
         rt, rx = gt / ht, gx / hx
-        if explained(q):
-            verdict = "yes"
-        else:
-            verdict = "**no**: torch %s, triton %s" % (side(rt), side(rx))
         out.append("| %s | %s | %s · %s | %.2f | %.2f | %.2f | %.2f | %.2f | %s |" % (
-            d, label, us(gt), us(gx), theirs, ours, q, rt, rx, verdict))
+            d, label, us(gt), us(gx), theirs, ours, q, rt, rx, verdict(q, rt, rx)))
     return out
+
+
+def anchor_largest(op):
+    """Per dtype, the largest matched case: (dtype, params, theirs, ours, q, verdict)."""
+    out = []
+    for d, label, vals, largest in anchor_rows(op):
+        if not largest:
+            continue
+        v = vals[0]
+        ours, theirs = v[0] / v[1], v[2] / v[3]
+        out.append((d, label.split(": ", 1)[1], theirs, ours, ours / theirs,
+                    verdict(ours / theirs, v[2] / v[0], v[3] / v[1])))
+    return out
+
+
+def verdict(q, rt, rx):
+    """Whether ours / theirs (q) lies in the band the machines explain; if not, which side moved
+    (rt, rx: t_GH200 / t_H200 of torch and of triton)."""
+    if explained(q):
+        return "yes"
+    st, sx = side(rt), side(rx)
+    if st == sx == "as expected":  # each inside the band, at its two ends
+        return "**no**: torch at %.2f and triton at %.2f, opposite ends of the band" % (rt, rx)
+    return "**no**: torch %s, triton %s" % (st, sx)
 
 
 def target_check(op):
@@ -553,6 +573,15 @@ def main(argv):
                         if observed else "No calibration case (%s %s) in the data." % CALIBRATE),
              BAND[0], 1 / BAND[0], BAND[0], (SLACK - 1) * 100))
 
+    if anchor_dir is not None:
+        w("Largest matched case of each operator and dtype (the per-operator tables below add the geomean\n"
+          "over matched cases and each side's time ratio):\n\n"
+          "| operator | dtype | case | speedup_triton GH200 | ours H200 | ours / theirs | explained by the machines? |\n"
+          "|---|---|---|---|---|---|---|\n")
+        for op in ops:
+            for d, p, theirs, ours, q, v in anchor_largest(op):
+                w("| %s | %s | %s | %.2f | %.2f | %.2f | %s |\n" % (op.name, d, p, theirs, ours, q, v))
+        w("\n")
     w("## Per operator\n")
     cur = None
     for op in ops:

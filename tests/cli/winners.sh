@@ -31,6 +31,8 @@ has '| fp16 | largest matched: n=1048576 | 60 · 30 | 2.00 | 0.99 | 0.50 | 1.20 
 # triton 1 % behind torch: a tie within the 2 % noise floor, named beside the winner
 has '| fp16 | largest: n=1048576 | 50 · 1.00x · ρ 0.90 | 60 · 0.83x · ρ 0.75 | 50.5 · 0.99x · ρ 0.89 | - | **torch** (triton within 2 %) |'
 has 'takes 1.30x longer there'
+# the summary of the largest matched cases
+has '| vector_add | fp16 | n=1048576 | 2.00 | 0.99 | 0.50 | **no**: torch as expected, triton slower here |'
 # the note follows matmul_int8's tables, not vector_add's
 sed -n '/^#### matmul_int8/,$p' <<<"$out" | grep -qF 'Planted note: placed under matmul_int8' || fail "note not under matmul_int8"
 sed -n '/^#### vector_add/,/^#### matmul_int8/p' <<<"$out" | grep -qF 'Planted note' && fail "note under vector_add"
