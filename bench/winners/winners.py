@@ -562,7 +562,8 @@ def main(argv):
     else:
         w("Their speedup_triton (t_torch / t_triton, GH200 480GB) beside ours (H200), per operator and dtype.\n"
           "Assumption: both are sm_90 with the same 132 SMs and clocks, so a compute- or latency-bound\n"
-          "kernel takes the same time on both; HBM is 4.8 TB/s nominal on the H200 against about 4.0 TB/s\n"
+          "kernel takes the same time on both (not quite for the biggest GEMMs and convolutions, which run\n"
+          "power-capped on the H200: peaks/H200.json's fp16 GEMM at 1448 of 1980 MHz); HBM is 4.8 TB/s nominal on the H200 against about 4.0 TB/s\n"
           "on the GH200 (anchors README), so a bandwidth-bound kernel runs up to %.2fx faster here. %s\n"
           "Hence the band used: the same kernel's t_GH200 / t_H200 lies in [1.0, %.2f], and ours / theirs\n"
           "(= the triton ratio over the torch ratio) in [%.2f, %.2f], with a %.0f %% slack for their\n"
