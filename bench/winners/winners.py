@@ -467,11 +467,21 @@ def main(argv):
                     help="today's peaks file: its memory_ceiling_gbs restates older rho (absent: no restating)")
     a = ap.parse_args(argv)
     anchor_dir = a.anchors if a.anchors and os.path.isdir(a.anchors) else None
+    peaks = {}
     try:
         with open(a.peaks, encoding="utf-8") as f:
-            PEAK[0] = num(json.load(f).get("memory_ceiling_gbs"))
+            peaks = json.load(f)
+        PEAK[0] = num(peaks.get("memory_ceiling_gbs"))
     except (OSError, ValueError, AttributeError):
-        PEAK[0] = None
+        PEAK[0], peaks = None, {}
+    # the clock the peaks file's fp16 GEMM ran at, against the SM's maximum: the power cap
+    try:
+        f16 = num(peaks["method"]["sm_clock_mhz"]["fp16"])
+        top = num(peaks["device"]["clock_khz"]) / 1000
+        capped = (" (not quite for the biggest GEMMs and convolutions, which run power-capped on\n"
+                  "the H200: the peaks file's fp16 GEMM ran at %.0f of %.0f MHz)" % (f16, top))
+    except (KeyError, TypeError):
+        capped = ""
     order, cat = categories(a.categories)
     names = sorted(f[: -len("_default.csv")] for f in os.listdir(a.csv_dir) if f.endswith("_default.csv"))
     rank = {n: i for i, n in enumerate(order)}
@@ -562,14 +572,13 @@ def main(argv):
     else:
         w("Their speedup_triton (t_torch / t_triton, GH200 480GB) beside ours (H200), per operator and dtype.\n"
           "Assumption: both are sm_90 with the same 132 SMs and clocks, so a compute- or latency-bound\n"
-          "kernel takes the same time on both (not quite for the biggest GEMMs and convolutions, which run\n"
-          "power-capped on the H200: peaks/H200.json's fp16 GEMM at 1448 of 1980 MHz); HBM is 4.8 TB/s nominal on the H200 against about 4.0 TB/s\n"
+          "kernel takes the same time on both%s; HBM is 4.8 TB/s nominal on the H200 against about 4.0 TB/s\n"
           "on the GH200 (anchors README), so a bandwidth-bound kernel runs up to %.2fx faster here. %s\n"
           "Hence the band used: the same kernel's t_GH200 / t_H200 lies in [1.0, %.2f], and ours / theirs\n"
           "(= the triton ratio over the torch ratio) in [%.2f, %.2f], with a %.0f %% slack for their\n"
           "4-decimal ms times. Outside it, the last column says which side moved against the band:\n"
           "\"triton faster here\" means our Triton kernel does better against theirs than the machines explain.\n\n"
-          % (BW_RATIO, ("Observed: torch's own kernel on %s %s, the largest case (pure streaming), takes "
+          % (capped, BW_RATIO, ("Observed: torch's own kernel on %s %s, the largest case (pure streaming), takes "
                         "%.2fx longer there, more than the nominal ratio." % (CALIBRATE[0], CALIBRATE[1], observed)
                         if observed else "No calibration case (%s %s) in the data." % CALIBRATE),
              BAND[0], 1 / BAND[0], BAND[0], (SLACK - 1) * 100))
