@@ -409,6 +409,12 @@ def target_check(op):
             now = restated(rho, last["ceiling"])
             if now is not None:
                 val += "; ρ %.2f against today's %.0f GB/s" % (now, PEAK[0])
+            if op.tuned_torch:  # the autotune run timed torch too: the same rule for its cuda
+                pairs = [(op.tuned[r["key"]][0], op.tuned_torch[r["key"]]) for r in rows
+                         if r["key"] in op.tuned_torch and op.tuned.get(r["key"], (None,))[0]]
+                if pairs:
+                    val += "; autotuned cuda slower than the autotune run's torch on %d of %d" % (
+                        len([1 for c, t_ in pairs if c > t_ * (1 + NOISE)]), len(pairs))
             res.append((d, "cuda ρ ≥ 0.8, ≥ torch on every case (%s)" % src, val + short, met_rho and not slower))
         elif kind == "lib":
             tl = op.t(last, "lib") if "lib" in op.impls else None
