@@ -106,6 +106,8 @@ gpu_status graph_enqueue_groups(measure *m, size_t n, uint64_t ext_base);
 void graph_drop_groups(measure *m, const char *why);
 void graph_free(measure *m);
 
+#define MEASURE_POLL_S 0.005 /* readings while waiting: at most one per 5 ms (each is three driver queries) */
+
 /* power.c: readings of gpu_backend.power around batches, the cool-down. Never fails a measurement:
  * a source that cannot be opened or read is dropped with its reason in r->power_reason. */
 void power_setup(measure *m);
@@ -118,6 +120,9 @@ void power_cooldown(measure *m);        /* blocks until idle or cooldown_max */
  * convergence before heavy_probe_s of GPU time: docs/MEASUREMENT.md). */
 int power_heavy(const measure *m);
 int power_probe_hold(const measure *m);
+/* Seconds (wall) the device of m has read heavy without a pause over heavy_gap_s, up to its last
+ * reading; 0 without a power source or once the last heavy reading is older than heavy_gap_s. */
+double power_heavy_streak(const measure *m);
 void power_finish(measure *m);          /* the result's power fields */
 void power_free(measure *m);
 

@@ -136,6 +136,9 @@ static gpu_status wait_batch(measure *m, double t_enq, double predicted_s) {
     double left = t_enq + predicted_s - now, nap = left > 40e-6 ? 0.5 * left : 20e-6;
     if (left > 2e-3) power_poll(m); /* not in the last 2 ms: a read must not delay the wake-up */
     if (nap > 0.1) nap = 0.1; /* a wrong prediction costs at most 0.1 s of sleep */
+    /* preload_scope device: a long batch is read every 5 ms too, or its naps would break the
+     * device's heavy streak (heavy_gap_s, power.c) */
+    if (m->pw && m->o.preload_scope == 1 && nap > MEASURE_POLL_S) nap = MEASURE_POLL_S;
     if (nap > limit - (now - start)) nap = limit - (now - start);
     struct timespec ts = {(time_t)nap, (long)((nap - floor(nap)) * 1e9)};
     nanosleep(&ts, NULL);
@@ -296,6 +299,15 @@ static void drop_samples(measure *m) {
   m->exposed = 0;
 }
 
+/* GPU seconds of capped_preload still to run: the load's own, or with preload_scope = "device"
+ * what the device's heavy streak still lacks (power.c) where that is less; *by_device says which. */
+static double preload_left(const measure *m, int *by_device) {
+  double own = m->o.capped_preload - (m->exposed - m->heavy_at);
+  double dev = m->o.preload_scope == 1 ? m->o.capped_preload - power_heavy_streak(m) : own;
+  *by_device = dev < own;
+  return dev < own ? dev : own;
+}
+
 /* One batch of samples and the stopping decision after it. round_s > 0 (interleaved): the batch
  * covers about that much GPU time, so the works of a group alternate at that grain and each sees
  * the power state the others leave. The cold reading takes one sample a batch, after a cool-down. */
@@ -312,9 +324,9 @@ static gpu_status step(measure *m, const tb_stop_rule *rule, double t_start, dou
     power_cooldown(m);
   }
   /* A load on a fixed exposure takes no more samples than the exposure (or its preload) has left. */
+  int by_device = 0;
   if (m->heavy && m->est_busy > 0) {
-    double left = m->preload_done ? m->o.capped_exposure - m->exposed
-                                  : m->o.capped_preload - (m->exposed - m->heavy_at);
+    double left = m->preload_done ? m->o.capped_exposure - m->exposed : preload_left(m, &by_device);
     size_t g = m->group > 1 ? m->group : 1, fit = left > m->est_busy ? (size_t)ceil(left / m->est_busy) : 1;
     fit = (fit + g - 1) / g * g;
     if (n > fit) n = fit;
@@ -341,9 +353,12 @@ static gpu_status step(measure *m, const tb_stop_rule *rule, double t_start, dou
   }
   /* capped_preload: under the cap the clock slides for seconds from the state the previous load
    * left (a cool GPU reads fast, H200 session 11): the load runs that long first and only the
-   * samples after it count, so each implementation is read at its own power state. */
-  if (m->heavy && !m->preload_done && m->exposed - m->heavy_at >= m->o.capped_preload * (1 - 1e-9)) {
+   * samples after it count, so each implementation is read at its own power state. With
+   * preload_scope = "device" the device's state is what counts: a heavy streak of capped_preload
+   * (a heavy load just before, or the others of an interleaved group) ends it too. */
+  if (m->heavy && !m->preload_done && preload_left(m, &by_device) <= m->o.capped_preload * 1e-9) {
     m->r->preloaded_s = m->exposed;
+    m->r->preload_by = by_device ? "device" : "load";
     drop_samples(m);
     m->preload_done = 1;
   }

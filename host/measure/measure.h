@@ -53,6 +53,10 @@ typedef struct measure_opts {
   double heavy_power;   /* share of the power limit from which a load is heavy */
   double heavy_probe_s; /* capped_exposure: GPU seconds a load whose power rises toward heavy_power
                            runs before convergence may stop it (0: off; power_probe_hold) */
+  int preload_scope;    /* 0 load (capped_preload is the load's own GPU time), 1 device (also ended by
+                           the device's heavy streak: power_heavy_streak) */
+  double heavy_gap_s;   /* preload_scope device: the longest pause between two heavy readings that
+                           keeps the device's heavy streak going */
 } measure_opts;
 
 typedef struct measure_opt_desc {
@@ -197,6 +201,8 @@ typedef struct measure_result {
   size_t heavy_waits;             /* batches the heavy probe added (heavy_probe_s) */
   double preloaded_s;             /* capped_preload: GPU busy seconds of the samples dropped (those before
                                      the load was found heavy, and the preload's) */
+  const char *preload_by;         /* what ended the preload: "load" (its own GPU time) or "device" (the
+                                     device's heavy streak, preload_scope device); NULL: none ran */
 } measure_result;
 
 /* Measures env->work under o. GPU_OK with r filled (r->code says whether samples were kept);

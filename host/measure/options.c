@@ -15,7 +15,7 @@ const measure_opts measure_default_opts = {
   .sustained_clock = 1, .throttle_threshold = 0.90, .clock_window_ns = 2000, .clock_interval = 0.005,
   .sync_timeout = 60, .conditions = 0 /* interleave (docs/MEASUREMENT.md: issue 19's H200 runs) */, .reading = 0,
   .cooldown_max = 5, .settle_window = 0.25, .settle_tol = 0.01, .power = 1, .capped_exposure = 1, .capped_preload = 1,
-  .heavy_power = 0.6, .heavy_probe_s = 0.1};
+  .heavy_power = 0.6, .heavy_probe_s = 0.1, .preload_scope = 0, .heavy_gap_s = 0.05};
 
 #define OFF(f) offsetof(measure_opts, f)
 const measure_opt_desc measure_options[] = {
@@ -107,6 +107,15 @@ const measure_opt_desc measure_options[] = {
    "and more than the batch before (by 2 % of the limit) may not stop by convergence or noise plateau "
    "before this many seconds of GPU time, so a load that converges fast is not read before its power "
    "is seen; a light or flat load is not held (0: off)"},
+  {"preload_scope", MEASURE_OPT_CHOICE, OFF(preload_scope), "load device", 0, 0, "load",
+   "capped_preload: run by each heavy load itself (load), or satisfied by the device's recent history "
+   "(device): a load's preload also ends once the device has read heavy (capped, or heavy_power of "
+   "the limit) without a pause longer than heavy_gap_s for capped_preload seconds, so a heavy load "
+   "right after another, or a case's interleaved implementations, share one preload; without a power "
+   "source, as load"},
+  {"heavy_gap_s", MEASURE_OPT_NUMBER, OFF(heavy_gap_s), NULL, 0, 60, "0.05",
+   "preload_scope device: seconds between two heavy readings after which the device's heavy streak "
+   "starts again (the host did something else: verifying, building, compiling)"},
 };
 const size_t measure_n_options = sizeof measure_options / sizeof measure_options[0];
 

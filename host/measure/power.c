@@ -2,7 +2,8 @@
  * source (gpu_backend.power: NVML on CUDA, nvml.c) by the host while the GPU works: at the start of
  * each batch (right after it is enqueued), every 5 ms while the host waits for it, and at its end.
  * A kept sample counts as capped by the share of its batch's readings that show a power or thermal
- * cap (GPU_CAP_ANY); the result's cap_fraction is the mean over the kept samples. The cool-down
+ * cap (GPU_CAP_ANY); the result's cap_fraction is the mean over the kept samples. Every reading
+ * also extends or ends the device's heavy streak (preload_scope = "device"). The cool-down
  * (conditions = "cooldown", reading = "cold") waits, bounded by cooldown_max, until the readings
  * say the device is idle again. A source that is absent or fails is dropped with its reason in
  * power_reason: the measurement goes on without readings. */
@@ -14,7 +15,39 @@
 
 #include "measure/internal.h"
 
-#define POLL_S 0.005 /* readings while waiting: at most one per 5 ms (each is three driver queries) */
+/* The device's heavy streak (preload_scope = "device"), per device index, process-wide: the
+ * wall time of the first and of the last reading of an unbroken run of heavy readings (capped, or
+ * a level of heavy_power of the limit). A reading that is not heavy, or a heavy one more than
+ * heavy_gap_s after the last, starts it again: between measurements the host verifies, builds and
+ * compiles, and nothing says the GPU stayed busy. Measurements of one process run one at a time. */
+#define STREAK_DEVICES 64
+static struct {
+  double since, last; /* 0: no streak */
+} streaks[STREAK_DEVICES];
+
+static int reading_heavy(const measure *m, const gpu_power_reading *rd) {
+  double level = rd->power_now_w > 0 ? rd->power_now_w : rd->power_w;
+  return (rd->reasons & GPU_CAP_ANY) || (m->limit_w > 0 && level >= m->o.heavy_power * m->limit_w);
+}
+
+static void streak_note(const measure *m, const gpu_power_reading *rd, double now) {
+  int dev = m->props->index;
+  if (dev < 0 || dev >= STREAK_DEVICES) return;
+  if (!reading_heavy(m, rd)) {
+    streaks[dev].since = streaks[dev].last = 0;
+    return;
+  }
+  if (streaks[dev].last <= 0 || now - streaks[dev].last > m->o.heavy_gap_s) streaks[dev].since = now;
+  streaks[dev].last = now;
+}
+
+double power_heavy_streak(const measure *m) {
+  int dev = m->props->index;
+  if (m->pw == NULL || dev < 0 || dev >= STREAK_DEVICES || streaks[dev].last <= 0 ||
+      measure_wall_now() - streaks[dev].last > m->o.heavy_gap_s)
+    return 0;
+  return streaks[dev].last - streaks[dev].since;
+}
 
 static const struct {
   unsigned bit;
@@ -72,6 +105,7 @@ static int read_one(measure *m, gpu_power_reading *out) {
     return 0;
   }
   m->last_read = measure_wall_now();
+  streak_note(m, out, m->last_read);
   return 1;
 }
 
@@ -107,7 +141,7 @@ void power_batch_begin(measure *m) {
 }
 
 void power_poll(measure *m) {
-  if (m->pw && measure_wall_now() - m->last_read >= POLL_S) take(m);
+  if (m->pw && measure_wall_now() - m->last_read >= MEASURE_POLL_S) take(m);
 }
 
 void power_batch_end(measure *m, int keep) {
