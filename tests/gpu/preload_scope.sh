@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# GPU: preload_scope = "device" (docs/MEASUREMENT.md, "The preload's scope"). matmul fp16 at its last
+# case (4096 x 4096 x 20480, capped on the H200), lib and cuda interleaved (the default
+# conditions) with --preload-scope device: both found heavy, the preload ended by the device's
+# heavy streak for at least one (the second found heavy: the first already ran in the rounds),
+# and the two preloads together about one capped_preload (1 s) of GPU time, where "load" takes
+# one each (2 s and more). Prints each row's preload_by and preloaded_s, to compare with the
+# power-order runs. Needs NVML readings: without them it fails with power_reason.
+set -u
+TB=${TILEBENCH:?}
+"$TB" devices >/dev/null 2>&1 || { echo "no GPU/driver: skipped"; exit 77; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+unset TILEBENCH_OPERATOR_PATH
+export TILEBENCH_RESULTS_DIR="$work"
+"$TB" run --operator matmul_fp32_fp16_fp8 --cases last --dtype fp16 --impl lib,cuda --preload-scope device \
+  --gpu scope --quiet >"$work/run.txt" 2>&1
+rc=$?
+cat "$work/run.txt"
+[ "$rc" -eq 0 ] || { echo "FAIL run exited $rc"; exit 1; }
+cat >"$work/check.lua" <<'LUA'
+local cjson = require("cjson")
+local work = arg[1]
+local fail = 0
+local function check(ok, what)
+  print((ok and "ok   " or "FAIL ") .. what)
+  if not ok then fail = 1 end
+end
+local dir = io.popen("ls -d " .. work .. "/scope/runs/*/ | head -1"):read("l")
+local f = assert(io.open(dir .. "/raw/matmul_fp32_fp16_fp8.json", "r"))
+local raw = cjson.decode(f:read("a"))
+f:close()
+local sum, by_device, n = 0, 0, 0
+for _, row in ipairs(raw.rows or {}) do
+  local st = row.stats or {}
+  n = n + 1
+  print(string.format("     %s: %s ms, stop %s, preload_by %s, preloaded %s s, exposed %s s, cap %s, rounds %s",
+    tostring(row.impl), tostring(row.ms), tostring(st.stop_reason), tostring(st.preload_by),
+    tostring(st.preloaded_s), tostring(st.exposed_s), tostring(st.cap_fraction), tostring(st.rounds)))
+  check(st.power_reason == nil, row.impl .. ": NVML read: " .. tostring(st.power_reason))
+  check(st.exposure == true and st.stop_reason == "exposure", row.impl .. ": found heavy, stop " .. tostring(st.stop_reason))
+  check(st.preload_by == "load" or st.preload_by == "device", row.impl .. ": preload_by " .. tostring(st.preload_by))
+  sum = sum + (st.preloaded_s or 0)
+  if st.preload_by == "device" then by_device = by_device + 1 end
+end
+check(n == 2, "two rows: " .. n)
+check(by_device >= 1, "the device's streak ended at least one preload: " .. by_device)
+check(sum < 1.5, string.format("one shared preload: %.3f s of GPU time in all (load scope: >= 2)", sum))
+os.exit(fail)
+LUA
+"$TB" script "$work/check.lua" "$work"
