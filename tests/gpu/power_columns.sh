@@ -8,12 +8,7 @@
 # implementations were measured interleaved (rounds). Then the same case with --conditions
 # cooldown --reading cold: a cool-down before each sample.
 set -u
-TB=${TILEBENCH:?}
-"$TB" devices >/dev/null 2>&1 || { echo "no GPU/driver: skipped"; exit 77; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-unset TILEBENCH_OPERATOR_PATH
-export TILEBENCH_RESULTS_DIR="$work"
+. "$(dirname "$0")/lib/prologue.sh" # TB, the skip without a GPU, $work, results under it
 # `tilebench devices` reads NVML for each device (tb.timer.power)
 "$TB" devices | tee "$work/devices.txt"
 grep -q '^\[0\] power (nvml): ' "$work/devices.txt" || { echo "FAIL devices: no NVML reading for device 0"; exit 1; }

@@ -9,12 +9,7 @@
 # vector_add fp32 at its first case (4 MiB a vector): not heavy, and no batch added by the heavy
 # probe. Needs NVML readings: without them (power_reason) it fails with the reason.
 set -u
-TB=${TILEBENCH:?}
-"$TB" devices >/dev/null 2>&1 || { echo "no GPU/driver: skipped"; exit 77; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-unset TILEBENCH_OPERATOR_PATH
-export TILEBENCH_RESULTS_DIR="$work"
+. "$(dirname "$0")/lib/prologue.sh" # TB, the skip without a GPU, $work, results under it
 "$TB" devices | grep power
 sleep 5 # an idle device first: the case the averaged reading missed
 "$TB" run --operator matmul_fp32_fp16_fp8 --cases last --dtype fp16 --impl cuda --gpu heavy --quiet >"$work/heavy.txt" 2>&1

@@ -7,12 +7,7 @@
 # one each (2 s and more). Prints each row's preload_by and preloaded_s, to compare with the
 # power-order runs. Needs NVML readings: without them it fails with power_reason.
 set -u
-TB=${TILEBENCH:?}
-"$TB" devices >/dev/null 2>&1 || { echo "no GPU/driver: skipped"; exit 77; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-unset TILEBENCH_OPERATOR_PATH
-export TILEBENCH_RESULTS_DIR="$work"
+. "$(dirname "$0")/lib/prologue.sh" # TB, the skip without a GPU, $work, results under it
 "$TB" run --operator matmul_fp32_fp16_fp8 --cases last --dtype fp16 --impl lib,cuda --preload-scope device \
   --gpu scope --quiet >"$work/run.txt" 2>&1
 rc=$?

@@ -4,12 +4,7 @@
 # eviction, no clock check, no graph. The raw rows must show 7 samples timed by events, and the
 # provenance the protocol as the flags set it.
 set -u
-TB=${TILEBENCH:?}
-"$TB" devices >/dev/null 2>&1 || { echo "no GPU/driver: skipped"; exit 77; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-unset TILEBENCH_OPERATOR_PATH
-export TILEBENCH_RESULTS_DIR="$work"
+. "$(dirname "$0")/lib/prologue.sh" # TB, the skip without a GPU, $work, results under it
 "$TB" run --operator vector_add --cases first --dtype fp32 --gpu flags --quiet \
   --protocol fixed --repeat 7 --warmup 1 --timer events --flush-mode write --no-clock-check --no-graph \
   >"$work/out.txt" 2>&1
