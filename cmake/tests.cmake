@@ -4,6 +4,7 @@
 #   tests/cli/NAME.sh        transcript test driving the binary (bash)   -> cli_NAME
 #   tests/gpu/NAME.lua       GPU test, label gpu, exits 77 without a GPU -> gpu_NAME
 #   tests/gpu/NAME.sh        GPU test driving the binary (bash)          -> gpu_NAME
+#   (tests/gpu/lib/ and tests/gpu/cpu_check/ hold pieces those tests source or run: no tests)
 # Every test gets TILEBENCH (the binary), TILEBENCH_HOME (the source tree) and a private cache.
 set(TB_TEST_ENV "TILEBENCH=$<TARGET_FILE:tilebench>" "TILEBENCH_HOME=${CMAKE_SOURCE_DIR}"
     "TILEBENCH_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache" "TB_BUILD_DIR=${CMAKE_BINARY_DIR}")
