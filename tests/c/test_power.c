@@ -66,6 +66,9 @@ static measure_opts quick(void) {
   o.min_time = 0.002;
   o.timeout = 5;
   o.graph = 0; /* eager: one kernel per run in fake.ops, easy to read */
+  /* the heavy level these tests' readings were written around (420 W of the fake's 700 W); the
+   * default's own level is checked in test_heavy_level */
+  o.heavy_power = 0.6;
   return o;
 }
 
@@ -452,6 +455,7 @@ static void test_instant_heavy(void) {
   envs[1].work.self = fn_b;
   fake.power_reading = (gpu_power_reading){.power_w = 150, .power_now_w = 650, .sm_clock_mhz = 1500};
   measure_opts d = measure_default_opts;
+  d.heavy_power = 0.6; /* the level this test's readings were written around */
   CHECK(d.conditions == 0 && d.capped_exposure == 1 && d.capped_preload == 1 && d.heavy_probe_s == 0.1,
         "the default protocol: interleave, exposure 1, preload 1, probe 0.1");
   d.graph = 0, d.throttle_threshold = 0, d.capped_exposure = 0.03, d.capped_preload = 0.02; /* shorter */
@@ -532,6 +536,35 @@ static void test_heavy_probe(void) {
   measure_result_free(&r);
 }
 
+/* The default heavy level (0.9 of the limit): a memory-bound load drawing what the H200's read
+ * 560 W at the most in session 12 (swiglu) is not heavy, a load at 660 W (capped GEMMs sit at
+ * the 700 W limit) is, and a capped one is whatever it draws. */
+static void test_heavy_level(void) {
+  measure_opts o = quick();
+  o.heavy_power = measure_default_opts.heavy_power;
+  o.capped_exposure = 0.03;
+  o.capped_preload = 0;
+  o.throttle_threshold = 0;
+  CHECK(measure_default_opts.heavy_power == 0.9, "default heavy_power %g", measure_default_opts.heavy_power);
+  struct {
+    gpu_power_reading rd;
+    int heavy;
+    const char *what;
+  } cases[] = {
+    {{.power_w = 560, .power_now_w = 600, .sm_clock_mhz = 1980}, 0, "memory-bound, 600 W now"},
+    {{.power_w = 150, .power_now_w = 660, .sm_clock_mhz = 1500}, 1, "660 W now"},
+    {{.reasons = GPU_CAP_SW_POWER, .power_w = 300, .power_now_w = 400, .sm_clock_mhz = 1400}, 1, "capped at 400 W"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    measure_env env = setup();
+    measure_result r;
+    fake.power_reading = cases[i].rd;
+    CHECK(measure_run(&env, &o, &r) == GPU_OK && r.code == NULL, "measured");
+    CHECK(r.exposure == cases[i].heavy, "%s: exposure %d, stop %s", cases[i].what, r.exposure, r.stop_reason);
+    measure_result_free(&r);
+  }
+}
+
 int main(void) {
   test_nvml_missing();
   test_source_absent();
@@ -545,6 +578,7 @@ int main(void) {
   test_exposure();
   test_instant_heavy();
   test_heavy_probe();
+  test_heavy_level();
   measure_cache_free(&cache, NULL);
   fake_reset();
   if (failures) fprintf(stderr, "%d check(s) failed\n", failures);

@@ -89,6 +89,7 @@ static measure_opts device_opts(void) {
   o.capped_exposure = 0.03;
   o.capped_preload = 0.05;
   o.preload_scope = 1;
+  o.heavy_power = 0.6; /* the level HEAVY (600 W of the fake's 700 W) was written around */
   o.heavy_gap_s = 1; /* generous: only the gap test depends on it, a loaded test machine must not */
   return o;
 }

@@ -49,7 +49,7 @@ local lt = stats("light", "vector_add")
 print(string.format("     vector_add cuda: instant max %s W, average %s W, stop %s, heavy waits %s",
   tostring(lt.power_now_max_w), tostring(lt.power_w), tostring(lt.stop_reason), tostring(lt.heavy_waits)))
 check((lt.heavy_waits or 0) == 0, "vector_add: not held by the heavy probe")
--- found heavy, it would mean the eviction stream's instantaneous draw passes heavy_power (0.6 of
+-- found heavy, it would mean the eviction stream's instantaneous draw passes heavy_power (0.9 of
 -- the limit): every memory-bound case would then take the 2 s preload and exposure
 check(lt.exposure == false, "vector_add: not found heavy (instant max " .. tostring(lt.power_now_max_w) .. " W)")
 os.exit(fail)
