@@ -208,6 +208,13 @@ local function option_default(name)
   for _, o in ipairs(require("tb.timer").options) do if o.name == name then return o.default end end
 end
 
+-- Whether item's implementations are measured together in rounds: conditions = "interleave" (the
+-- protocol's, else the timer's default), except in autotune mode and under honesty checks.
+function M.interleaved(item)
+  local conditions = (item.protocol or {}).conditions or option_default("conditions")
+  return conditions == "interleave" and (item.mode or "default") ~= "autotune" and not item.checks
+end
+
 -- The row of a measured implementation. The clock and power columns (CSV <name>_<impl>, after
 -- the standard ones): the median SM clock of the kept samples, and the share of them taken under
 -- a power or thermal cap (empty where the power source could not be read: power_reason says why
@@ -422,13 +429,17 @@ end
 -- on_ready(), when given, is called once the inputs and the reference have run (synchronized),
 -- and on_row(row) gets each implementation's row as soon as it is final, so the worker can
 -- report them as they happen (the parent then limits each phase's time on its own).
+-- on_progress(msg), when given, hears of the interleaved conditions' two waits, which have no
+-- row yet: {verified = impl} when an implementation verified and waits for the rounds, and
+-- {rounds = {impl, ...}} when the rounds of those start, so the parent can tell a hang in one
+-- implementation's build or check (its own) from one in the rounds (anybody's).
 -- The rows are raw results: flops, bytes, rho, speedup and the gate are the parent's
 -- (tilebench.execute.case_metrics), which holds the peaks and the whole case.
 -- item.candidate = {backend, file} adds the implementation `candidate` (tilebench.candidate: the
 -- file in place of the backend's source); item.checks (true: every implementation; a list: those
 -- named) runs tilebench.checks after each
 -- implementation's timed runs (default mode), a failed check being the row's status `refused`.
-function M.run_item(item, on_row, on_ready)
+function M.run_item(item, on_row, on_ready, on_progress)
   local op = opmod.load(item.operator)
   if item.candidate then require("tilebench.candidate").install(op, item.candidate) end
   local case = M.case_of(op, item)
@@ -470,8 +481,7 @@ function M.run_item(item, on_row, on_ready)
   -- autotune search measures its candidates as it goes. Items with honesty checks (tilebench.checks:
   -- `tilebench eval`) measure each implementation on its own and check it at once, so a mutated
   -- input or a kept result is that implementation's and no other's.
-  local conditions = (item.protocol or {}).conditions or option_default("conditions")
-  local interleave = conditions == "interleave" and (item.mode or "default") ~= "autotune" and not item.checks
+  local interleave = M.interleaved(item)
   local pending = {}
 
   for _, row in ipairs(ordered) do
@@ -524,6 +534,7 @@ function M.run_item(item, on_row, on_ready)
         end
         if interleave then
           pending[#pending + 1] = { row = row, plan = plan }
+          if on_progress then on_progress({ verified = row.impl }) end
           return
         end
         res = measure(plan, timer_opts(item.protocol), row)
@@ -549,6 +560,11 @@ function M.run_item(item, on_row, on_ready)
   end
   local left = {}
   for _, p in ipairs(pending) do if p.row.status == nil then left[#left + 1] = p end end
+  if on_progress and #left > 1 then
+    local names = {}
+    for i, p in ipairs(left) do names[i] = p.row.impl end
+    on_progress({ rounds = names })
+  end
   M.measure_interleaved(left, timer_opts(item.protocol), ordered, on_row)
   return ordered
 end

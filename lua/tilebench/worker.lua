@@ -132,9 +132,11 @@ function Pool:hello()
   return self.info
 end
 
--- The implementation a stopped attempt was in: the first of impls the worker had not reported.
-local function in_flight(impls, got)
-  for _, impl in ipairs(impls) do if not got[impl] then return impl end end
+-- The implementation a stopped attempt was in: the first of impls the worker had neither reported
+-- nor said verified and waiting for the interleaved rounds; nil when every one not reported was
+-- waiting, i.e. the attempt stopped in the rounds, where it may be anybody's.
+local function in_flight(impls, got, verified)
+  for _, impl in ipairs(impls) do if not got[impl] and not (verified and verified[impl]) then return impl end end
   return nil
 end
 
@@ -153,15 +155,20 @@ function Pool:_attempt(item, impls)
     self:_start()
     self.proc:write(wire)
   end
-  local got, ready = {}, false
+  local got, ready, verified, rounds = {}, false, {}, nil
   local line, why
   while true do
-    line, why = self:_read_line(limit)
+    -- the interleaved rounds measure every waiting implementation in one go: each its own limit
+    line, why = self:_read_line(rounds and limit * #rounds or limit)
     self:_forward_stderr()
     if not line then break end
     local msg, err = journal.decode(line)
     if type(msg) == "table" and msg.ready == true then
       ready = true
+    elseif type(msg) == "table" and type(msg.verified) == "string" then
+      verified[msg.verified] = true
+    elseif type(msg) == "table" and type(msg.rounds) == "table" then
+      rounds = msg.rounds
     elseif type(msg) == "table" and type(msg.row) == "table" and type(msg.row.impl) == "string" then
       ready = true
       got[msg.row.impl] = msg.row
@@ -172,7 +179,7 @@ function Pool:_attempt(item, impls)
     else
       local _, _, tail = self:_retire(0.5)
       return { crash = "failed", reason = "worker sent an unreadable answer (" .. tostring(err) .. ")", tail = tail,
-               got = got, in_flight = in_flight(impls, got) }
+               got = got, in_flight = in_flight(impls, got, verified) }
     end
   end
   -- Stopped before the inputs and the reference were done: that phase is every implementation's
@@ -190,14 +197,23 @@ function Pool:_attempt(item, impls)
     return { crash = why == "timeout" and "timeout" or "failed", tail = tail, got = got, reference = true,
              reason = reason }
   end
-  local current = in_flight(impls, got)
+  local current = in_flight(impls, got, verified)
   local left = 0
   for _, impl in ipairs(impls) do if not got[impl] then left = left + 1 end end
   if why == "timeout" then
     local _, _, tail = self:_retire(0) -- no grace: it is hung
+    if current == nil and left > 1 then
+      -- hung in the interleaved rounds: not one implementation's to blame yet; each runs alone
+      self:_event(string.format("%s %s #%d: no result from the interleaved rounds of %d implementations "
+        .. "within %g s; worker killed; each runs alone in a fresh worker", item.operator, item.dtype,
+        item.case_index, left, limit * (rounds and #rounds or 1)))
+      return { crash = "timeout", tail = tail, got = got, in_rounds = true,
+               reason = string.format("no result within the time limit (%g s); worker killed", limit) }
+    end
+    current = current or in_flight(impls, got)
     self:_event(string.format("%s %s #%d %s: no result within %g s; worker killed%s", item.operator,
       item.dtype, item.case_index, tostring(current), limit,
-      left > 1 and "; the implementations after it run in a fresh worker" or ""))
+      left > 1 and "; the other implementations run in a fresh worker" or ""))
     return { crash = "timeout", tail = tail, got = got, in_flight = current,
              reason = string.format("no result within the time limit (%g s); worker killed", limit) }
   end
@@ -298,11 +314,16 @@ function Pool:run(item)
           final[impl] = execute.synthetic_row(item, impl, res.crash, res.reason)
           final[impl].worker_stderr = res.tail
         end
-      elseif #rest == 1 or (res.crash == "timeout" and #rest > 0) then
-        local r = execute.synthetic_row(item, rest[1], res.crash, res.reason)
+      elseif #rest == 1 or (res.crash == "timeout" and res.in_flight) then
+        -- the one unfinished, or the one in flight when time ran out (the others verified and
+        -- waiting for their rounds, or not started): charged; the others go on in a fresh worker
+        local culprit = #rest == 1 and rest[1] or res.in_flight
+        local r = execute.synthetic_row(item, culprit, res.crash, res.reason)
         r.worker_stderr = res.tail
-        final[rest[1]] = r
-        if #rest > 1 then queue[#queue + 1] = { table.unpack(rest, 2) } end
+        final[culprit] = r
+        local others = {}
+        for _, impl in ipairs(rest) do if impl ~= culprit then others[#others + 1] = impl end end
+        if #others > 0 then queue[#queue + 1] = others end
       else
         for _, impl in ipairs(rest) do queue[#queue + 1] = { impl } end
       end

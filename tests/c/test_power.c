@@ -412,6 +412,50 @@ static void test_exposure(void) {
   measure_result_free(&r);
 }
 
+/* ---- the clock test: the probe clock under heavy_clock of the max makes a load heavy -------- */
+static void test_clock_heavy(void) {
+  measure_opts o = quick();
+  o.capped_exposure = 0.03;
+  o.capped_preload = 0;
+  o.throttle_threshold = 0; /* every sample kept: the rule under test is the heavy test */
+  measure_result r;
+  struct {
+    double mhz, heavy_clock;
+    int heavy;
+    const char *why;
+  } loads[] = {
+    {1400, 0.97, 1, "1400 of 1500 MHz, the power reading still low: heavy by the clock"},
+    {1500, 0.97, 0, "at the max clock: light"},
+    {1460, 0.97, 0, "1460 MHz, above 0.97 of the max: light"},
+    {1400, 0, 0, "1400 MHz with heavy_clock off: light"},
+  };
+  for (size_t i = 0; i < sizeof loads / sizeof loads[0]; i++) {
+    measure_env env = setup();
+    probe_mhz = loads[i].mhz;
+    /* what NVML shows of a load that started milliseconds ago: nothing heavy yet */
+    fake.power_reading = (gpu_power_reading){.power_w = 150, .sm_clock_mhz = loads[i].mhz};
+    o.heavy_clock = loads[i].heavy_clock;
+    CHECK(measure_run(&env, &o, &r) == GPU_OK && r.code == NULL, "%s: measured", loads[i].why);
+    if (loads[i].heavy)
+      CHECK(r.exposure && strcmp(r.stop_reason, "exposure") == 0 && r.heavy_by && strcmp(r.heavy_by, "clock") == 0 &&
+                r.exposed_s >= 0.03,
+            "%s: exposure %d stop %s by %s", loads[i].why, r.exposure, r.stop_reason, r.heavy_by ? r.heavy_by : "-");
+    else
+      CHECK(!r.exposure && r.heavy_by == NULL && strcmp(r.stop_reason, "converged") == 0, "%s: exposure %d stop %s",
+            loads[i].why, r.exposure, r.stop_reason);
+    measure_result_free(&r);
+  }
+  /* a capped reading is the cap's, whatever the clock */
+  measure_env env = setup();
+  probe_mhz = 1400;
+  fake.power_reading = (gpu_power_reading){.reasons = GPU_CAP_SW_POWER, .power_w = 700, .sm_clock_mhz = 1400};
+  o.heavy_clock = 0.97;
+  CHECK(measure_run(&env, &o, &r) == GPU_OK && r.code == NULL && r.exposure && r.heavy_by &&
+            strcmp(r.heavy_by, "cap") == 0,
+        "capped: by %s", r.heavy_by ? r.heavy_by : "-");
+  measure_result_free(&r);
+}
+
 /* ---- the instantaneous power and the heavy probe ------------------------------------------- */
 /* The fake's waits end at once, so each batch takes two readings (its start and its end): the
  * warm-up reads 1 and 2, the k-th sampling batch 2k+1 and 2k+2. */
@@ -576,6 +620,7 @@ int main(void) {
   test_interleave_order();
   test_settle_in_engine();
   test_exposure();
+  test_clock_heavy();
   test_instant_heavy();
   test_heavy_probe();
   test_heavy_level();

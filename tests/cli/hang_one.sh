@@ -30,7 +30,7 @@ for impl in good a1 a2 a3 a4 z1 z2 z3; do
 done
 check "the speedup of a good one is against the baseline of the same case" test -n "$(col "$csv" 65536 speedup_z3)"
 check "the reason names the limit" grep -q "no result within the time limit ($limit s)" "$csv"
-check "the event names the implementation in flight" grep -q "#1 broken: no result within $limit s; worker killed; the implementations after it run in a fresh worker" "$work/out.txt"
+check "the event names the implementation in flight" grep -q "#1 broken: no result within $limit s; worker killed; the other implementations run in a fresh worker" "$work/out.txt"
 check "journal: 9 rows" test "$(grep -vc '"journal"' "$work"/fake/runs/*/journal.jsonl)" -eq 9
 
 # A hang in the inputs/reference phase is every implementation's, charged once: one limit, not nine.

@@ -51,6 +51,40 @@ describe("execution through worker processes", function()
     assert.equal(1, #events)
     assert.matches("#1 broken: no result within 1 s", events[1])
   end)
+  it("interleaved: charges a hang in one implementation's check to it, not to the verified ones waiting", function()
+    local events = {}
+    local pool <close> = worker.isolated({ runner = "tests.fixtures.fake_runner", limit = function() return 1 end,
+      on_event = function(t) events[#events + 1] = t end })
+    local impls = { "good", "a1", "broken", "z1", "z2" }
+    local it_ = item("broken_hang_one", 1, impls)
+    it_.protocol = { conditions = "interleave" }
+    local rows = pool:run(it_)
+    local st = {}
+    for i, r in ipairs(rows) do assert.equal(impls[i], r.impl); st[i] = r.status end
+    assert.same({ "ok", "ok", "timeout", "ok", "ok" }, st)
+    assert.equal(2, pool.started) -- one kill; the four others together in a fresh worker
+    assert.equal(1, #events)
+    assert.matches("#1 broken: no result within 1 s", events[1])
+  end)
+
+  it("interleaved: a hang in the rounds runs each implementation alone, and charges the one that hangs alone", function()
+    local events = {}
+    local pool <close> = worker.isolated({ runner = "tests.fixtures.fake_runner", limit = function() return 1 end,
+      env = { TB_FAKE_HANG_MEASURE = "a1" }, on_event = function(t) events[#events + 1] = t end })
+    local impls = { "good", "a1", "z1" }
+    local it_ = item("broken_wrong_result", 1, impls)
+    it_.protocol = { conditions = "interleave" }
+    local rows = pool:run(it_)
+    local st = {}
+    for i, r in ipairs(rows) do assert.equal(impls[i], r.impl); st[i] = r.status end
+    assert.same({ "ok", "timeout", "ok" }, st)
+    assert.matches("time limit %(1 s%)", rows[2].reason)
+    assert.equal(2, #events)
+    assert.matches("no result from the interleaved rounds of 3 implementations within 3 s", events[1])
+    assert.matches("#1 a1: no result within 1 s", events[2])
+    assert.equal(3, pool.started) -- the rounds' worker, the one a1 hung alone in, the one z1 ran in
+  end)
+
   it("charges a hang in the inputs or the reference to the whole group once", function()
     local events = {}
     local pool <close> = worker.isolated({ runner = "tests.fixtures.fake_runner", limit = function() return 1 end,

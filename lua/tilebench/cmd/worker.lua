@@ -8,7 +8,9 @@
 --                              {"hello": {pid, error = "no CUDA driver found ...", error_class = "no_driver"}}
 --   {"item": ITEM}          -> {"ready": true} once the inputs and the reference ran, then
 --                              {"row": ROW} as each implementation finishes (progress: the
---                              parent gives each phase its own time limit), then
+--                              parent gives each phase its own time limit); with interleaved
+--                              conditions also {"verified": IMPL} as each implementation verified
+--                              and waits, and {"rounds": [IMPL, ...]} as their rounds start; then
 --                              {"rows": [ROW, ...]} (runner.run_item's rows, every one)
 --                           or {"error": "message with traceback"} when run_item raised
 -- A GPU failure's class (tb.error) travels beside its text: rows carry error_class, hello its own.
@@ -95,7 +97,8 @@ function M.run(args)
         end
         if not runner_ok then error("worker: cannot load the runner: " .. tostring(runner), 0) end
         local ok, rows = xpcall(runner.run_item, M.traceback, msg.item,
-          function(row) reply({ row = row }) end, function() reply({ ready = true }) end)
+          function(row) reply({ row = row }) end, function() reply({ ready = true }) end,
+          function(progress) reply(progress) end)
         if ok then
           reply({ rows = rows })
           for _, r in ipairs(rows) do
