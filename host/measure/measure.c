@@ -308,6 +308,23 @@ static double preload_left(const measure *m, int *by_device) {
   return dev < own ? dev : own;
 }
 
+/* The clock test of capped_exposure: the median probe clock of the samples the last batch kept
+ * (from index n0) is under heavy_clock of the max SM clock. Under the H200's power cap the clock
+ * falls within milliseconds of a heavy load's start, long before NVML's power readings show its
+ * draw, so a GEMM that converges in 50 ms is still found heavy (docs/MEASUREMENT.md). */
+static int clock_heavy(const measure *m, size_t n0) {
+  if (!(m->o.heavy_clock > 0) || !m->probe_fn || !(m->max_mhz > 0)) return 0;
+  /* the median under the bar: fewer than half the known clocks at or above it */
+  double bar = m->o.heavy_clock * m->max_mhz;
+  size_t known = 0, above = 0;
+  for (size_t i = n0; i < m->n; i++) {
+    if (!(m->clk[i] > 0)) continue;
+    known++;
+    above += m->clk[i] >= bar;
+  }
+  return known > 0 && 2 * above < known;
+}
+
 /* One batch of samples and the stopping decision after it. round_s > 0 (interleaved): the batch
  * covers about that much GPU time, so the works of a group alternate at that grain and each sees
  * the power state the others leave. The cold reading takes one sample a batch, after a cool-down. */
@@ -333,6 +350,7 @@ static gpu_status step(measure *m, const tb_stop_rule *rule, double t_start, dou
   }
   choose_probe_stride(m, m->est_busy);
   double b = 0;
+  size_t n0 = m->n;
   PASS(run_batch(m, n, 1, m->est_busy * (double)n, &b, &m->est_wall));
   if (b > 0) m->est_busy = b;
   m->exposed += (b > 0 ? b : m->est_busy) * (double)n;
@@ -345,9 +363,10 @@ static gpu_status step(measure *m, const tb_stop_rule *rule, double t_start, dou
    * fixed GPU time instead, the same for every implementation of the case: under the cap the
    * clock keeps sliding for seconds (docs/MEASUREMENT.md), so "settled" would otherwise mean
    * "whenever the timeout comes" for one implementation and "after 10 samples" for another. */
-  if (!m->heavy && !cold && m->o.capped_exposure > 0 && measure_modes[m->o.mode].adaptive &&
-      (capped || power_heavy(m))) {
+  const char *why_heavy = capped ? "cap" : power_heavy(m) ? "power" : clock_heavy(m, n0) ? "clock" : NULL;
+  if (!m->heavy && !cold && m->o.capped_exposure > 0 && measure_modes[m->o.mode].adaptive && why_heavy) {
     m->heavy = 1;
+    m->r->heavy_by = why_heavy;
     m->heavy_at = m->exposed;
     m->preload_done = m->o.capped_preload <= 0;
   }

@@ -51,6 +51,8 @@ typedef struct measure_opts {
   double capped_preload;  /* capped_exposure: seconds of GPU time such a load runs first, its samples
                              dropped, before the exposure's samples count (0: none) */
   double heavy_power;   /* share of the power limit from which a load is heavy */
+  double heavy_clock;   /* capped_exposure: a batch whose median probe SM clock is under this share of
+                           the max SM clock makes the load heavy (0: off) */
   double heavy_probe_s; /* capped_exposure: GPU seconds a load whose power rises toward heavy_power
                            runs before convergence may stop it (0: off; power_probe_hold) */
   int preload_scope;    /* 0 load (capped_preload is the load's own GPU time), 1 device (also ended by
@@ -201,6 +203,9 @@ typedef struct measure_result {
   size_t heavy_waits;             /* batches the heavy probe added (heavy_probe_s) */
   double preloaded_s;             /* capped_preload: GPU busy seconds of the samples dropped (those before
                                      the load was found heavy, and the preload's) */
+  const char *heavy_by;           /* why the load counted as heavy: "cap" (capped readings or a sustained
+                                     low clock), "power" (heavy_power of the limit) or "clock" (the probe
+                                     clock under heavy_clock of the max); NULL where it did not */
   const char *preload_by;         /* what ended the preload: "load" (its own GPU time) or "device" (the
                                      device's heavy streak, preload_scope device); NULL: none ran */
 } measure_result;

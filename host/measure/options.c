@@ -15,7 +15,7 @@ const measure_opts measure_default_opts = {
   .sustained_clock = 1, .throttle_threshold = 0.90, .clock_window_ns = 2000, .clock_interval = 0.005,
   .sync_timeout = 60, .conditions = 0 /* interleave (docs/MEASUREMENT.md: issue 19's H200 runs) */, .reading = 0,
   .cooldown_max = 5, .settle_window = 0.25, .settle_tol = 0.01, .power = 1, .capped_exposure = 1, .capped_preload = 1,
-  .heavy_power = 0.9, .heavy_probe_s = 0.1, .preload_scope = 0, .heavy_gap_s = 0.05};
+  .heavy_power = 0.9, .heavy_clock = 0.97, .heavy_probe_s = 0.1, .preload_scope = 0, .heavy_gap_s = 0.05};
 
 #define OFF(f) offsetof(measure_opts, f)
 const measure_opt_desc measure_options[] = {
@@ -103,6 +103,11 @@ const measure_opt_desc measure_options[] = {
    "capped_exposure: the share of the power limit a batch's highest reading (instantaneous power "
    "where the source gives it, else its 1 s average) must reach for the load to count as heavy (0.9: the "
    "H200's memory-bound kernels average up to 0.8 of its 700 W limit, its capped GEMMs sit at it)"},
+  {"heavy_clock", MEASURE_OPT_NUMBER, OFF(heavy_clock), NULL, 0, 1, "0.97",
+   "capped_exposure: a batch whose median SM clock (the clock probe's) is under this share of the max "
+   "SM clock makes the load heavy too: the GPU lowers its clock for power within milliseconds, while "
+   "the power readings lag (H200: a GEMM converged in 55 ms at 1828 MHz reading 158 W; memory-bound "
+   "loads keep 1968 MHz or more at 560 W); 0: off"},
   {"heavy_probe_s", MEASURE_OPT_NUMBER, OFF(heavy_probe_s), NULL, 0, 60, "0.1",
    "capped_exposure: a load not yet found heavy whose last batch read at least half the heavy level "
    "and more than the batch before (by 2 % of the limit) may not stop by convergence or noise plateau "
