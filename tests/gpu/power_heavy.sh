@@ -18,6 +18,7 @@ sleep 5 # an idle device first: the case the averaged reading missed
 rc=$?
 cat "$work/heavy.txt"
 [ "$rc" -eq 0 ] || { echo "FAIL heavy run exited $rc"; exit 1; }
+sleep 5 # idle again: a light load's clock after idle must not read as heavy (heavy_clock)
 "$TB" run --operator vector_add --cases first --dtype fp32 --impl cuda --gpu light --quiet >"$work/light.txt" 2>&1
 rc=$?
 cat "$work/light.txt"
