@@ -237,7 +237,10 @@ static void test_group(void) {
   CHECK(own >= 0.3, "load scope: three preloads, %g s", own);
   for (int i = 0; i < 3; i++) CHECK(bys[i] && strcmp(bys[i], "load") == 0, "load %d by %s", i, bys[i]);
   double shared = group_preload(1, bys);
-  CHECK(shared > 0.05 && shared < 0.16, "device scope: about one preload in all, %g s", shared);
+  /* at most about one preload in all; no tighter lower bound: the streak counts wall time, and on a
+   * slow host (sanitizers, a loaded machine) the wall passes faster than the fake's GPU time, so
+   * the streak reaches the preload after less fake GPU time (0.032 s seen under ASan) */
+  CHECK(shared > 0 && shared < 0.16, "device scope: about one preload in all, %g s", shared);
   for (int i = 0; i < 3; i++) CHECK(bys[i] && strcmp(bys[i], "device") == 0, "load %d by %s", i, bys[i]);
 }
 
