@@ -16,8 +16,10 @@ if(TILEBENCH_SANITIZE)
        "LSAN_OPTIONS=suppressions=${CMAKE_SOURCE_DIR}/tests/lsan.supp:print_suppressions=0")
 endif()
 
-# The fake backend (tests/c/fake_backend.h): a host-memory gpu_backend every C test may use.
-add_library(tbfake STATIC ${CMAKE_SOURCE_DIR}/tests/c/fake_backend.c ${CMAKE_SOURCE_DIR}/tests/c/fake_timestamps.c)
+# The fake backend (tests/c/fake_backend.h): a host-memory gpu_backend every C test may use; with it
+# tests/c/measure_fixture.h, the setup the power tests of the timer share.
+add_library(tbfake STATIC ${CMAKE_SOURCE_DIR}/tests/c/fake_backend.c ${CMAKE_SOURCE_DIR}/tests/c/fake_timestamps.c
+            ${CMAKE_SOURCE_DIR}/tests/c/measure_fixture.c)
 target_include_directories(tbfake PUBLIC ${CMAKE_SOURCE_DIR}/tests/c)
 target_link_libraries(tbfake PUBLIC tbcore)
 

@@ -22,8 +22,10 @@
  *       power_now_max_w (instantaneous; where the source gives it), nvml_sm_clock_mhz (with
  *       readings), power_reason (why none), power_readings, cooldown_s, cooldowns,
  *       cooldowns_bounded, clock_settled, settle_waits, rounds, exposure, exposed_s, preloaded_s,
- *       preload_by ("load" | "device": what ended the preload; absent where none ran), heavy_by
- *       ("cap" | "power" | "clock": why the load counted as heavy; absent where it did not), heavy_waits
+ *       preload_by ("load" | "device" | "case": what ended the preload; absent where none ran), heavy_by
+ *       ("cap" | "power" | "clock": why the load counted as heavy; absent where it did not),
+ *       exposure_scope ("load" | "case": the scope that applied), exposure_by ("load" | "case": why the
+ *       exposure applied; absent where it did not), heavy_waits
  *   Errors raise: a fault of the plan with the API name; a hung plan with "timeout: ...".
  *   tb.timer.measure_group({plan, ...} [, opts]) -> {result | {code, message}, ...} | nil, error,
  *     index: the plans interleaved in rounds (conditions = "interleave")
@@ -220,6 +222,8 @@ static void push_result(lua_State *L, const measure_result *r) {
   set_num(L, "preloaded_s", r->preloaded_s);
   if (r->preload_by) set_str(L, "preload_by", r->preload_by);
   if (r->heavy_by) set_str(L, "heavy_by", r->heavy_by);
+  if (r->exposure_scope) set_str(L, "exposure_scope", r->exposure_scope);
+  if (r->exposure_by) set_str(L, "exposure_by", r->exposure_by);
   set_num(L, "heavy_waits", (double)r->heavy_waits);
   set_num(L, "rounds", (double)r->rounds);
 }

@@ -7,6 +7,16 @@
 
 #include "measure/measure.h"
 
+struct measure;
+/* exposure_scope = "case" (exposure.c): an interleaved group's shared preload and exposure. */
+typedef struct measure_case {
+  struct measure *ms;        /* the group's loads */
+  size_t k;
+  int heavy;                 /* a load was found heavy: every load still sampling joined (measure.heavy) */
+  int preload_done;          /* the shared preload is over (or off): the exposure's samples count */
+  double share_s;            /* GPU seconds each joined load may take this round (< 0: no limit) */
+} measure_case;
+
 typedef struct measure {
   measure_opts o;
   const measure_env *env;
@@ -52,6 +62,7 @@ typedef struct measure {
   double exposed;            /* GPU busy seconds of the sampling batches so far (since the preload) */
   double heavy_at;           /* exposed when the load was found heavy */
   int preload_done;          /* capped_preload is over (or off): the exposure's samples count */
+  measure_case *cs;          /* exposure_scope = "case" in a group of two or more: the case (else NULL) */
   double *pw_w, *pw_mhz;     /* every reading while sampling (power, NVML SM clock) */
   size_t n_pw, cap_pw;
   int stopped;               /* no more batches */
@@ -128,5 +139,15 @@ void power_free(measure *m);
 
 /* measure.c */
 gpu_status measure_ensure_events(measure *m, size_t need);
+void measure_drop_samples(measure *m);  /* forgets the samples kept so far (a preload's) */
+
+/* exposure.c: exposure_scope = "case". case_found_heavy: a load of the case was found heavy, every
+ * load still sampling joins. case_round_begin: each joined load's share of what the preload or the
+ * exposure has left (share_s). case_round_end: after a round, ends the shared preload (every joined
+ * load's samples dropped) or, once the joined loads' GPU time since it reached capped_exposure and
+ * each has min_samples, stops them all by "exposure". */
+void case_found_heavy(measure_case *cs);
+void case_round_begin(measure_case *cs);
+void case_round_end(measure_case *cs, const tb_stop_rule *rule, double t_start);
 
 #endif

@@ -287,7 +287,7 @@ static gpu_status warm_up(measure *m) {
 
 /* Forgets every sample kept so far (the preload's): the counts, the running statistics and the
  * power readings start again; the GPU time spent stays in gpu_busy_s. */
-static void drop_samples(measure *m) {
+void measure_drop_samples(measure *m) {
   m->n = 0;
   memset(&m->run, 0, sizeof m->run);
   memset(&m->run_all, 0, sizeof m->run_all);
@@ -330,6 +330,10 @@ static int clock_heavy(const measure *m, size_t n0) {
  * the power state the others leave. The cold reading takes one sample a batch, after a cool-down. */
 static gpu_status step(measure *m, const tb_stop_rule *rule, double t_start, double round_s) {
   size_t n = batch_size(m, rule, m->est_busy, m->est_wall, t_start);
+  /* in a heavy case (exposure_scope = "case") a load's rule does not stop it, so its needs do not
+   * size its batches: each takes a round's worth, or its share of what is left (below), so the
+   * loads' samples cover the case's window in equal parts of GPU time */
+  if (m->cs && m->heavy && m->cs->share_s >= 0 && m->est_busy > 0) n = MEASURE_BATCH_MAX;
   if (round_s > 0 && m->est_busy > 0) {
     double fit = ceil(round_s / m->est_busy);
     size_t g = m->group > 1 ? m->group : 1;
@@ -340,10 +344,12 @@ static gpu_status step(measure *m, const tb_stop_rule *rule, double t_start, dou
     n = 1;
     power_cooldown(m);
   }
-  /* A load on a fixed exposure takes no more samples than the exposure (or its preload) has left. */
+  /* A load on a fixed exposure takes no more samples than the exposure (or its preload) has left:
+   * its own, or its share of the case's (exposure_scope = "case"). */
   int by_device = 0;
-  if (m->heavy && m->est_busy > 0) {
-    double left = m->preload_done ? m->o.capped_exposure - m->exposed : preload_left(m, &by_device);
+  if (m->heavy && m->est_busy > 0 && !(m->cs && m->cs->share_s < 0)) {
+    double left = m->cs ? m->cs->share_s
+                  : m->preload_done ? m->o.capped_exposure - m->exposed : preload_left(m, &by_device);
     size_t g = m->group > 1 ? m->group : 1, fit = left > m->est_busy ? (size_t)ceil(left / m->est_busy) : 1;
     fit = (fit + g - 1) / g * g;
     if (n > fit) n = fit;
@@ -364,25 +370,33 @@ static gpu_status step(measure *m, const tb_stop_rule *rule, double t_start, dou
    * clock keeps sliding for seconds (docs/MEASUREMENT.md), so "settled" would otherwise mean
    * "whenever the timeout comes" for one implementation and "after 10 samples" for another. */
   const char *why_heavy = capped ? "cap" : power_heavy(m) ? "power" : clock_heavy(m, n0) ? "clock" : NULL;
-  if (!m->heavy && !cold && m->o.capped_exposure > 0 && measure_modes[m->o.mode].adaptive && why_heavy) {
+  int found = !cold && m->o.capped_exposure > 0 && measure_modes[m->o.mode].adaptive && why_heavy;
+  if (found && m->heavy && m->r->exposure_by && strcmp(m->r->exposure_by, "case") == 0) {
+    m->r->exposure_by = "load"; /* it joined its case's exposure, and reads heavy on its own too */
+    m->r->heavy_by = why_heavy;
+  }
+  if (found && !m->heavy) {
     m->heavy = 1;
     m->r->heavy_by = why_heavy;
     m->heavy_at = m->exposed;
     m->preload_done = m->o.capped_preload <= 0;
+    m->r->exposure_by = "load";
+    /* exposure_scope = "case": the case is heavy, and every load of it still sampling joins */
+    if (m->cs && !m->cs->heavy) case_found_heavy(m->cs);
   }
   /* capped_preload: under the cap the clock slides for seconds from the state the previous load
    * left (a cool GPU reads fast, H200 session 11): the load runs that long first and only the
    * samples after it count, so each implementation is read at its own power state. With
    * preload_scope = "device" the device's state is what counts: a heavy streak of capped_preload
    * (a heavy load just before, or the others of an interleaved group) ends it too. */
-  if (m->heavy && !m->preload_done && preload_left(m, &by_device) <= m->o.capped_preload * 1e-9) {
+  if (m->heavy && !m->cs && !m->preload_done && preload_left(m, &by_device) <= m->o.capped_preload * 1e-9) {
     m->r->preloaded_s = m->exposed;
     m->r->preload_by = by_device ? "device" : "load";
-    drop_samples(m);
+    measure_drop_samples(m);
     m->preload_done = 1;
   }
-  if (m->heavy) {
-    m->reason = m->preload_done && m->exposed >= m->o.capped_exposure * (1 - 1e-9) ? TB_STOP_EXPOSURE
+  if (m->heavy) { /* in a case (exposure_scope = "case"), the exposure's end is case_round_end's */
+    m->reason = !m->cs && m->preload_done && m->exposed >= m->o.capped_exposure * (1 - 1e-9) ? TB_STOP_EXPOSURE
                 : rule->max_samples > 0 && m->run.n >= rule->max_samples ? TB_STOP_MAX_SAMPLES
                 : rule->timeout_s > 0 && wall >= rule->timeout_s ? TB_STOP_TIMEOUT
                 : TB_STOP_CONTINUE;
@@ -421,6 +435,7 @@ static void finish(measure *m, tb_stop_reason reason) {
   }
   if (!measure_modes[m->o.mode].adaptive && m->n > (size_t)m->o.repeat) m->n = (size_t)m->o.repeat;
   r->exposure = m->heavy;
+  r->exposure_scope = m->cs ? "case" : "load";
   r->exposed_s = m->exposed;
   r->throttle_filter = !m->probe_fn ? "off" : m->o.reading == 1 ? "cold" : m->sustained ? "sustained" : "on";
   r->clock = m->cupti ? "cupti" : "events";
@@ -525,14 +540,20 @@ gpu_status measure_run_group(const measure_env *envs, size_t k, const measure_op
     st = warm_up(&ms[i]);
   }
   double round_s = k > 1 ? MEASURE_ROUND_S : 0;
+  /* exposure_scope = "case": the group's loads share one preload and one exposure (exposure.c) */
+  measure_case cs = {.ms = ms, .k = k, .share_s = -1};
+  if (st == GPU_OK && o->exposure_scope == 1 && k > 1)
+    for (size_t j = 0; j < k; j++) ms[j].cs = &cs; /* i stays where a failure left it */
   for (int active = 1; st == GPU_OK && active;) {
     active = 0;
+    if (ms[0].cs) case_round_begin(&cs);
     for (i = 0; st == GPU_OK && i < k; i++) {
       if (ms[i].stopped) continue;
       st = step(&ms[i], &rule, t_start, round_s);
       r[i].rounds++;
-      active |= !ms[i].stopped;
     }
+    if (st == GPU_OK && ms[0].cs) case_round_end(&cs, &rule, t_start);
+    for (size_t j = 0; j < k; j++) active |= !ms[j].stopped;
   }
   if (st != GPU_OK) { /* every loop above leaves i one past the work that failed */
     *failed = i > 0 ? i - 1 : 0;

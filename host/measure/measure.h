@@ -5,7 +5,8 @@
  *
  * Units (host/measure/): options.c (the option table), modes.c (timing modes: batch sizing and
  * stopping rule), evict.c (cache eviction), clock_probe.c (SM clock probes), power.c (the power
- * source's readings around batches, the cool-down), kernel_time.c
+ * source's readings around batches, the cool-down), exposure.c (exposure_scope = "case": an
+ * interleaved case's shared preload and exposure), kernel_time.c
  * (kernel-time sources: timestamps, events), graph.c (graph replay, graph groups), measure.c
  * (the loop: enqueue, wait, collect, summarize). docs/MEASUREMENT.md says what each measures. */
 #ifndef TB_MEASURE_H
@@ -59,6 +60,9 @@ typedef struct measure_opts {
                            the device's heavy streak: power_heavy_streak) */
   double heavy_gap_s;   /* preload_scope device: the longest pause between two heavy readings that
                            keeps the device's heavy streak going */
+  int exposure_scope;   /* 0 load (each heavy load its own preload and exposure), 1 case (an interleaved
+                           group's loads share one preload and one exposure of their total GPU time:
+                           exposure.c) */
 } measure_opts;
 
 typedef struct measure_opt_desc {
@@ -205,9 +209,16 @@ typedef struct measure_result {
                                      the load was found heavy, and the preload's) */
   const char *heavy_by;           /* why the load counted as heavy: "cap" (capped readings or a sustained
                                      low clock), "power" (heavy_power of the limit) or "clock" (the probe
-                                     clock under heavy_clock of the max); NULL where it did not */
-  const char *preload_by;         /* what ended the preload: "load" (its own GPU time) or "device" (the
-                                     device's heavy streak, preload_scope device); NULL: none ran */
+                                     clock under heavy_clock of the max); NULL where it did not (a load
+                                     that joined its case's exposure without reading heavy itself) */
+  const char *preload_by;         /* what ended the preload: "load" (its own GPU time), "device" (the
+                                     device's heavy streak, preload_scope device) or "case" (the case's
+                                     shared preload, exposure_scope case); NULL: none ran */
+  const char *exposure_scope;     /* the scope that applied: "case" in an interleaved group of two or more
+                                     with exposure_scope = "case", else "load" */
+  const char *exposure_by;        /* why the exposure applied: "load" (its own readings or clock) or
+                                     "case" (another load of its interleaved case was found heavy);
+                                     NULL: not heavy */
 } measure_result;
 
 /* Measures env->work under o. GPU_OK with r filled (r->code says whether samples were kept);

@@ -15,7 +15,8 @@ const measure_opts measure_default_opts = {
   .sustained_clock = 1, .throttle_threshold = 0.90, .clock_window_ns = 2000, .clock_interval = 0.005,
   .sync_timeout = 60, .conditions = 0 /* interleave (docs/MEASUREMENT.md: issue 19's H200 runs) */, .reading = 0,
   .cooldown_max = 5, .settle_window = 0.25, .settle_tol = 0.01, .power = 1, .capped_exposure = 1, .capped_preload = 1,
-  .heavy_power = 0.9, .heavy_clock = 0.97, .heavy_probe_s = 0.1, .preload_scope = 0, .heavy_gap_s = 0.05};
+  .heavy_power = 0.9, .heavy_clock = 0.97, .heavy_probe_s = 0.1, .preload_scope = 0, .heavy_gap_s = 0.05,
+  .exposure_scope = 0};
 
 #define OFF(f) offsetof(measure_opts, f)
 const measure_opt_desc measure_options[] = {
@@ -122,6 +123,12 @@ const measure_opt_desc measure_options[] = {
   {"heavy_gap_s", MEASURE_OPT_NUMBER, OFF(heavy_gap_s), NULL, 0, 60, "0.05",
    "preload_scope device: seconds between two heavy readings after which the device's heavy streak "
    "starts again (the host did something else: verifying, building, compiling)"},
+  {"exposure_scope", MEASURE_OPT_CHOICE, OFF(exposure_scope), "load case", 0, 0, "load",
+   "capped_exposure and capped_preload: per heavy load (load), or per interleaved case (case): once any "
+   "load of a case measured in rounds is found heavy, every load of it still sampling runs one shared "
+   "preload of capped_preload seconds of their total GPU time, then rounds go on until their total GPU "
+   "time reaches capped_exposure (and each has min_samples), and all stop together (result exposure_by, "
+   "exposure_scope); a case of one load, and sequential measurement, as load"},
 };
 const size_t measure_n_options = sizeof measure_options / sizeof measure_options[0];
 

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fake_backend.h"
+#include "measure_fixture.h"
 #include "measure/measure.h"
 
 static int failures;
@@ -37,22 +37,10 @@ static gpu_status evict_read(const fake_launch *l) {
   return GPU_OK;
 }
 
-/* The probe writes (cycles, ns) per SM so the clock reads probe_mhz. */
-static double probe_mhz = 1500;
-static gpu_status clock_probe(const fake_launch *l) {
-  unsigned long long *out = FAKE_PTR(l, 0, unsigned long long);
-  unsigned window = FAKE_ARG(l, 1, unsigned);
-  for (unsigned sm = 0; sm < l->grid[0]; sm++) {
-    out[2 * sm] = (unsigned long long)(probe_mhz * window / 1e3);
-    out[2 * sm + 1] = window;
-  }
-  return GPU_OK;
-}
-
 static const fake_kernel host_kernels[] = {
   {.name = "tb_evict_read", .run = evict_read, .duration_ns = 700, .nargs = 4, .arg_bytes = {8, 8, 8, 4}},
   {.name = "tb_evict_pages", .duration_ns = 100, .nargs = 5, .arg_bytes = {8, 8, 8, 8, 4}},
-  {.name = "tb_clock_probe", .run = clock_probe, .duration_ns = 2000, .nargs = 2, .arg_bytes = {8, 4}},
+  {.name = "tb_clock_probe", .run = fixture_clock_probe, .duration_ns = 2000, .nargs = 2, .arg_bytes = {8, 4}},
   {.name = "work", .duration_ns = 3000},
   {.name = "work2", .duration_ns = 1000},
   {.name = "tb_evict_lookalike", .duration_ns = 1000},
@@ -91,7 +79,7 @@ static measure_env setup(void) {
   gpu_stream s = NULL;
   g->stream_create(&s);
   plan_kernels = 1;
-  probe_mhz = 1500;
+  fixture_probe_mhz = 1500;
   measure_env env = {.gpu = g, .props = &props, .stream = s, .buffer_sync_timeout_s = 1, .cache = &cache,
                      .kernels = {fn_evict, fn_pages, fn_probe}, .work = {run_plan, NULL, 1}};
   return env;
@@ -295,7 +283,7 @@ static void test_throttle(void) {
   measure_opts o = fixed_opts(20, 0);
   o.sustained_clock = 0;
   o.timeout = 1;
-  probe_mhz = 700; /* under 90 % of 1500 */
+  fixture_probe_mhz = 700; /* under 90 % of 1500 */
   measure_result r;
   CHECK(measure_run(&env, &o, &r) == GPU_OK);
   CHECK(r.code && strcmp(r.code, "throttled") == 0 && strstr(r.message, "under 90% of the 1500 MHz"));
@@ -303,7 +291,7 @@ static void test_throttle(void) {
 
   env = setup();
   o.sustained_clock = 1;
-  probe_mhz = 700;
+  fixture_probe_mhz = 700;
   CHECK(measure_run(&env, &o, &r) == GPU_OK && r.code == NULL);
   CHECK(strcmp(r.throttle_filter, "sustained") == 0 && r.n == 20 && r.sm_clock_mhz == 700);
   measure_result_free(&r);
@@ -356,7 +344,7 @@ static void test_errors(void) {
 
 static void test_clock_probe(void) {
   measure_env env = setup();
-  probe_mhz = 1234;
+  fixture_probe_mhz = 1234;
   measure_probe_result p;
   measure_result err;
   CHECK(measure_clock_probe(&env, 2000, &p, &err) == GPU_OK);

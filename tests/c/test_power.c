@@ -10,23 +10,12 @@
 #include <string.h>
 
 #include "check.h"
-#include "fake_backend.h"
+#include "measure_fixture.h"
 #include "measure/measure.h"
-
-static double probe_mhz = 1500;
-static gpu_status clock_probe(const fake_launch *l) {
-  unsigned long long *out = FAKE_PTR(l, 0, unsigned long long);
-  unsigned window = FAKE_ARG(l, 1, unsigned);
-  for (unsigned sm = 0; sm < l->grid[0]; sm++) {
-    out[2 * sm] = (unsigned long long)(probe_mhz * window / 1e3);
-    out[2 * sm + 1] = window;
-  }
-  return GPU_OK;
-}
 
 static const fake_kernel kernels[] = {
   {.name = "tb_evict_read", .duration_ns = 700, .nargs = 4, .arg_bytes = {8, 8, 8, 4}},
-  {.name = "tb_clock_probe", .run = clock_probe, .duration_ns = 2000, .nargs = 2, .arg_bytes = {8, 4}},
+  {.name = "tb_clock_probe", .run = fixture_clock_probe, .duration_ns = 2000, .nargs = 2, .arg_bytes = {8, 4}},
   {.name = "work_a", .duration_ns = 100000},
   {.name = "work_b", .duration_ns = 200000},
   {NULL},
@@ -55,7 +44,7 @@ static measure_env setup(void) {
   g->function_get(&fn_b, m, "work_b");
   gpu_stream s = NULL;
   g->stream_create(&s);
-  probe_mhz = 1500;
+  fixture_probe_mhz = 1500;
   measure_env env = {.gpu = g, .props = &props, .stream = s, .buffer_sync_timeout_s = 1, .cache = &cache,
                      .kernels = {fn_evict, NULL, fn_probe}, .work = {run_fn, fn_a, 1}};
   return env;
@@ -221,7 +210,7 @@ static void test_cold(void) {
   o.min_samples = 4;
   o.min_time = 0;
   o.graph = 1; /* graph groups would put samples back to back: the cold reading asks for none */
-  probe_mhz = 500; /* a clock under the threshold after idle is the reading: nothing dropped */
+  fixture_probe_mhz = 500; /* a clock under the threshold after idle is the reading: nothing dropped */
   measure_result r;
   CHECK(measure_run(&env, &o, &r) == GPU_OK && r.code == NULL, "measured");
   CHECK(r.n >= 4 && r.cooldowns == r.batches - 1, "a cool-down per sample (one warm-up batch): %zu for %zu batches",
@@ -301,8 +290,8 @@ static double ramp_t0;
 static gpu_status ramp_probe(const fake_launch *l) {
   /* the clock falls from 1500 to 1000 MHz over the first 50 ms of fake GPU time, then holds */
   double t = fake.now_ns * 1e-9 - ramp_t0;
-  probe_mhz = t < 0.05 ? 1500 - 10000 * t : 1000;
-  return clock_probe(l);
+  fixture_probe_mhz = t < 0.05 ? 1500 - 10000 * t : 1000;
+  return fixture_clock_probe(l);
 }
 
 static void test_settle_in_engine(void) {
@@ -431,7 +420,7 @@ static void test_clock_heavy(void) {
   };
   for (size_t i = 0; i < sizeof loads / sizeof loads[0]; i++) {
     measure_env env = setup();
-    probe_mhz = loads[i].mhz;
+    fixture_probe_mhz = loads[i].mhz;
     /* what NVML shows of a load that started milliseconds ago: nothing heavy yet */
     fake.power_reading = (gpu_power_reading){.power_w = 150, .sm_clock_mhz = loads[i].mhz};
     o.heavy_clock = loads[i].heavy_clock;
@@ -447,7 +436,7 @@ static void test_clock_heavy(void) {
   }
   /* a capped reading is the cap's, whatever the clock */
   measure_env env = setup();
-  probe_mhz = 1400;
+  fixture_probe_mhz = 1400;
   fake.power_reading = (gpu_power_reading){.reasons = GPU_CAP_SW_POWER, .power_w = 700, .sm_clock_mhz = 1400};
   o.heavy_clock = 0.97;
   CHECK(measure_run(&env, &o, &r) == GPU_OK && r.code == NULL && r.exposure && r.heavy_by &&

@@ -15,88 +15,19 @@
 #include <time.h>
 
 #include "check.h"
-#include "fake_backend.h"
-#include "measure/measure.h"
-
-static gpu_status clock_probe(const fake_launch *l) {
-  unsigned long long *out = FAKE_PTR(l, 0, unsigned long long);
-  unsigned window = FAKE_ARG(l, 1, unsigned);
-  for (unsigned sm = 0; sm < l->grid[0]; sm++) {
-    out[2 * sm] = (unsigned long long)(1500.0 * window / 1e3);
-    out[2 * sm + 1] = window;
-  }
-  return GPU_OK;
-}
-
-static double probe_mhz_low; /* > 0: the probe reads this clock (a load throttled without a source) */
-static gpu_status slow_probe(const fake_launch *l) {
-  unsigned long long *out = FAKE_PTR(l, 0, unsigned long long);
-  unsigned window = FAKE_ARG(l, 1, unsigned);
-  for (unsigned sm = 0; sm < l->grid[0]; sm++) {
-    out[2 * sm] = (unsigned long long)(probe_mhz_low * window / 1e3);
-    out[2 * sm + 1] = window;
-  }
-  return GPU_OK;
-}
-
-static const fake_kernel kernels[] = {
-  {.name = "tb_evict_read", .duration_ns = 700, .nargs = 4, .arg_bytes = {8, 8, 8, 4}},
-  {.name = "tb_clock_probe", .run = clock_probe, .duration_ns = 2000, .nargs = 2, .arg_bytes = {8, 4}},
-  {.name = "tb_slow_probe", .run = slow_probe, .duration_ns = 2000, .nargs = 2, .arg_bytes = {8, 4}},
-  {.name = "gemm", .duration_ns = 1000000}, /* 1 ms: a heavy load's sample */
-  {NULL},
-};
-
-static gpu_function *fn_evict, *fn_probe, *fn_slow, *fn_gemm;
-
-static gpu_status run_fn(void *self, gpu_stream s) {
-  unsigned one[3] = {1, 1, 1};
-  return fake_backend()->launch((gpu_function *)self, one, one, 0, s, NULL);
-}
-
-static measure_cache cache;
-static gpu_device_props props;
-
-static const gpu_power_reading HEAVY = {.power_w = 600, .sm_clock_mhz = 1500}; /* of the fake's 700 W */
-static const gpu_power_reading LIGHT = {.power_w = 300, .sm_clock_mhz = 1500};
-
-static measure_env setup(gpu_power_reading rd, int busy_polls) {
-  measure_cache_free(&cache, NULL);
-  fake_reset();
-  props = fake.props;
-  const gpu_backend *g = fake_backend();
-  gpu_module *m = NULL;
-  g->module_load_image(&m, kernels, 0);
-  g->function_get(&fn_evict, m, "tb_evict_read");
-  g->function_get(&fn_probe, m, "tb_clock_probe");
-  g->function_get(&fn_slow, m, "tb_slow_probe");
-  g->function_get(&fn_gemm, m, "gemm");
-  gpu_stream s = NULL;
-  g->stream_create(&s);
-  fake.power_reading = rd;
-  fake.busy_polls = busy_polls;
-  measure_env env = {.gpu = g, .props = &props, .stream = s, .buffer_sync_timeout_s = 1, .cache = &cache,
-                     .kernels = {fn_evict, NULL, fn_probe}, .work = {run_fn, fn_gemm, 1}};
-  return env;
-}
+#include "measure_fixture.h"
 
 static measure_opts device_opts(void) {
-  measure_opts o = measure_default_opts;
-  o.min_time = 0.002;
-  o.timeout = 10;
-  o.graph = 0;
-  o.throttle_threshold = 0; /* every sample kept: the rule under test is the preload */
+  measure_opts o = fixture_opts(); /* every sample kept: the rule under test is the preload */
   o.capped_exposure = 0.03;
   o.capped_preload = 0.05;
   o.preload_scope = 1;
-  o.heavy_power = 0.6; /* the level HEAVY (600 W of the fake's 700 W) was written around */
-  o.heavy_gap_s = 1; /* generous: only the gap test depends on it, a loaded test machine must not */
   return o;
 }
 
 /* Measures one load: heavy or light readings; busy: wall time follows the GPU time (a streak). */
 static measure_result run(const measure_opts *o, gpu_power_reading rd, int busy) {
-  measure_env env = setup(rd, busy ? 40 : 0);
+  measure_env env = fixture_setup(rd, busy ? 40 : 0);
   measure_result r;
   CHECK(measure_run(&env, o, &r) == GPU_OK && r.code == NULL, "measured: %s", r.message);
   return r;
@@ -105,7 +36,7 @@ static measure_result run(const measure_opts *o, gpu_power_reading rd, int busy)
 /* A light load: its readings end any streak an earlier test left. */
 static void light(void) {
   measure_opts o = device_opts();
-  measure_result r = run(&o, LIGHT, 0);
+  measure_result r = run(&o, FIXTURE_LIGHT, 0);
   CHECK(!r.exposure && r.preload_by == NULL && r.preloaded_s == 0, "light: exposure %d", r.exposure);
   measure_result_free(&r);
 }
@@ -117,7 +48,7 @@ static const char *by(const measure_result *r) { return r->preload_by ? r->prelo
 static void test_back_to_back(void) {
   light();
   measure_opts o = device_opts();
-  measure_result a = run(&o, HEAVY, 1), b = run(&o, HEAVY, 0);
+  measure_result a = run(&o, FIXTURE_HEAVY, 1), b = run(&o, FIXTURE_HEAVY, 0);
   CHECK(a.exposure && a.preload_by != NULL && a.preloaded_s > 0.01, "first: from a light device it preloads: by %s "
         "%g s", by(&a), a.preloaded_s);
   CHECK(b.exposure && strcmp(b.stop_reason, "exposure") == 0, "second: stop %s", b.stop_reason);
@@ -133,17 +64,17 @@ static void test_gap_resets(void) {
   light();
   measure_opts o = device_opts();
   o.heavy_gap_s = 0.05;
-  measure_result a = run(&o, HEAVY, 1);
+  measure_result a = run(&o, FIXTURE_HEAVY, 1);
   struct timespec pause = {0, 200000000};
   nanosleep(&pause, NULL);
-  measure_result b = run(&o, HEAVY, 0);
+  measure_result b = run(&o, FIXTURE_HEAVY, 0);
   CHECK(strcmp(by(&b), "load") == 0 && b.preloaded_s >= 0.05, "after 0.2 s: by %s, %g s", by(&b), b.preloaded_s);
   measure_result_free(&a);
   measure_result_free(&b);
   o.heavy_gap_s = 1; /* the same pause within the gap: the streak holds */
-  a = run(&o, HEAVY, 1);
+  a = run(&o, FIXTURE_HEAVY, 1);
   nanosleep(&pause, NULL);
-  b = run(&o, HEAVY, 0);
+  b = run(&o, FIXTURE_HEAVY, 0);
   CHECK(strcmp(by(&b), "device") == 0 && b.preloaded_s < 0.02, "within heavy_gap_s: by %s, %g s", by(&b),
         b.preloaded_s);
   measure_result_free(&a);
@@ -154,10 +85,10 @@ static void test_gap_resets(void) {
 static void test_light_resets(void) {
   light();
   measure_opts o = device_opts();
-  measure_result a = run(&o, HEAVY, 1);
+  measure_result a = run(&o, FIXTURE_HEAVY, 1);
   measure_result_free(&a);
   light();
-  measure_result b = run(&o, HEAVY, 0);
+  measure_result b = run(&o, FIXTURE_HEAVY, 0);
   CHECK(strcmp(by(&b), "load") == 0 && b.preloaded_s >= 0.05, "after a light load: by %s, %g s", by(&b),
         b.preloaded_s);
   measure_result_free(&b);
@@ -169,7 +100,7 @@ static void test_load_scope(void) {
   measure_opts o = device_opts();
   o.preload_scope = measure_default_opts.preload_scope;
   CHECK(o.preload_scope == 0, "load is the default");
-  measure_result a = run(&o, HEAVY, 1), b = run(&o, HEAVY, 0);
+  measure_result a = run(&o, FIXTURE_HEAVY, 1), b = run(&o, FIXTURE_HEAVY, 0);
   /* dropped: the first batch (found heavy there, 10 ms) and the 50 ms preload */
   CHECK(strcmp(by(&a), "load") == 0 && a.preloaded_s >= 0.05 && a.preloaded_s < 0.07, "first: by %s %g s", by(&a),
         a.preloaded_s);
@@ -178,7 +109,7 @@ static void test_load_scope(void) {
   measure_result_free(&a);
   measure_result_free(&b);
   o.capped_preload = 0; /* no preload: nothing ended it */
-  a = run(&o, HEAVY, 0);
+  a = run(&o, FIXTURE_HEAVY, 0);
   CHECK(a.exposure && a.preload_by == NULL, "no preload: by %s", by(&a));
   measure_result_free(&a);
 }
@@ -190,12 +121,11 @@ static void test_no_source(void) {
   light();
   measure_opts o = device_opts();
   for (int absent = 1; absent >= 0; absent--) { /* a source that cannot be opened; power = false */
-    measure_result a = run(&o, HEAVY, 1);
+    measure_result a = run(&o, FIXTURE_HEAVY, 1);
     measure_result_free(&a);
-    measure_env env = setup(HEAVY, 0);
+    measure_env env = fixture_setup(FIXTURE_HEAVY, 0);
     fake.power_absent = absent;
-    env.kernels.clock_probe = fn_slow;
-    probe_mhz_low = 1000; /* under 0.9 of the fake's 1500 MHz: throttled, sustained */
+    fixture_probe_mhz = 1000; /* under 0.9 of the fake's 1500 MHz: throttled, sustained */
     measure_opts t = o;
     t.throttle_threshold = 0.9;
     t.power = absent;
@@ -212,7 +142,7 @@ static void test_no_source(void) {
 static double group_preload(int scope, const char **bys) {
   light();
   measure_env envs[3];
-  envs[0] = setup(HEAVY, 40);
+  envs[0] = fixture_setup(FIXTURE_HEAVY, 40);
   envs[1] = envs[2] = envs[0];
   measure_opts o = device_opts();
   o.preload_scope = scope;
@@ -264,8 +194,7 @@ int main(void) {
   test_load_scope();
   test_no_source();
   test_group();
-  measure_cache_free(&cache, NULL);
-  fake_reset();
+  fixture_done();
   if (failures) fprintf(stderr, "%d check(s) failed\n", failures);
   return failures != 0;
 }
