@@ -8,25 +8,13 @@
 # power-order runs. Needs NVML readings: without them it fails with power_reason.
 set -u
 . "$(dirname "$0")/lib/prologue.sh" # TB, the skip without a GPU, $work, results under it
-"$TB" run --operator matmul_fp32_fp16_fp8 --cases last --dtype fp16 --impl lib,cuda --preload-scope device \
-  --gpu scope --quiet >"$work/run.txt" 2>&1
-rc=$?
-cat "$work/run.txt"
-[ "$rc" -eq 0 ] || { echo "FAIL run exited $rc"; exit 1; }
+tb_or_fail run run --operator matmul_fp32_fp16_fp8 --cases last --dtype fp16 --impl lib,cuda --preload-scope device \
+  --gpu scope --quiet
 cat >"$work/check.lua" <<'LUA'
-local cjson = require("cjson")
-local work = arg[1]
-local fail = 0
-local function check(ok, what)
-  print((ok and "ok   " or "FAIL ") .. what)
-  if not ok then fail = 1 end
-end
-local dir = io.popen("ls -d " .. work .. "/scope/runs/*/ | head -1"):read("l")
-local f = assert(io.open(dir .. "/raw/matmul_fp32_fp16_fp8.json", "r"))
-local raw = cjson.decode(f:read("a"))
-f:close()
+local t = dofile(arg[2]) -- tests/gpu/lib/rows.lua ($ROWS_LUA)
+local check = t.check
 local sum, by_device, n = 0, 0, 0
-for _, row in ipairs(raw.rows or {}) do
+for _, row in ipairs(t.rows(arg[1], "scope", "matmul_fp32_fp16_fp8")) do
   local st = row.stats or {}
   n = n + 1
   print(string.format("     %s: %s ms, stop %s, preload_by %s, preloaded %s s, exposed %s s, cap %s, rounds %s",
@@ -41,6 +29,6 @@ end
 check(n == 2, "two rows: " .. n)
 check(by_device >= 1, "the device's streak ended at least one preload: " .. by_device)
 check(sum < 1.5, string.format("one shared preload: %.3f s of GPU time in all (load scope: >= 2)", sum))
-os.exit(fail)
+t.exit()
 LUA
-"$TB" script "$work/check.lua" "$work"
+"$TB" script "$work/check.lua" "$work" "$ROWS_LUA"
