@@ -104,17 +104,20 @@ for s in "$@"; do
       # part runs one, and an -interleave, -cooldown or -sequential suffix sets --conditions
       # (default: the timer's), so the protocols can be compared: power-order-matmul-cooldown.
       # $FLAGS adds other run flags. The table goes to the log and to
-      # bench/results/power_order_H200<suffix>.md (to commit into docs/PERFORMANCE.md).
-      rest=${s#power-order}; which=""; pflags=${FLAGS:-}
+      # bench/results/power_order_H200<suffix>.md (to commit into docs/PERFORMANCE.md). $SUFFIX
+      # (e.g. -case) names a variant: appended to the stage's log and folder and to that file's
+      # name (dashes as underscores), so variants run in one call (FLAGS=... SUFFIX=-a bash
+      # scripts/gpu-session.sh OUT stage; FLAGS=... SUFFIX=-b ...) do not overwrite each other.
+      rest=${s#power-order}; which=""; pflags=${FLAGS:-}; vsfx=${SUFFIX:-}
       case $rest in -matmul*) which=matmul ;; -bmm*) which=bmm ;; esac
       case $rest in
         *-interleave) pflags="$pflags --conditions interleave" ;;
         *-cooldown) pflags="$pflags --conditions cooldown" ;;
         *-sequential) pflags="$pflags --conditions sequential" ;;
       esac
-      STAGE_TIMEOUT=${STAGE_TIMEOUT:-580} stage "$s" env FLAGS="$pflags" bash bench/power/order.sh "$LOGS/$s.d" $which
+      STAGE_TIMEOUT=${STAGE_TIMEOUT:-580} stage "$s$vsfx" env FLAGS="$pflags" bash bench/power/order.sh "$LOGS/$s$vsfx.d" $which
       mkdir -p bench/results
-      cp "$LOGS/$s.d/order.md" "bench/results/power_order_H200${rest//-/_}.md" 2>/dev/null ;;
+      cp "$LOGS/$s$vsfx.d/order.md" "bench/results/power_order_H200${rest//-/_}${vsfx//-/_}.md" 2>/dev/null ;;
     matmul)
       stage matmul bash bench/matmul/run.sh "$TB" ;;
     fidelity)

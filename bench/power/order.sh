@@ -10,9 +10,11 @@
 #   CASE: matmul (matmul_fp32_fp16_fp8 fp16, K = 20480: 4096 x 4096 x 20480), bmm (batched_matmul
 #   fp16 at its largest case), or OPERATOR:DTYPE:CASES (CASES as --cases takes it). Default: both.
 #   env: TB (default build/tilebench), REPEATS (5), PAUSE (seconds between processes, 5),
-#        GPU_LABEL (H200), FLAGS (more `run` flags, e.g. "--conditions cooldown" or
-#        "--conditions sequential" to measure another protocol; default: the timer's defaults)
-# Results go to OUTDIR/results (results/ of the tree is left alone); OUTDIR/order.md holds the table.
+#        GPU_LABEL (H200), FLAGS (more `run` flags, e.g. "--conditions cooldown",
+#        "--conditions sequential" or "--exposure-scope case --preload-scope device" to measure
+#        another protocol; default: the timer's defaults)
+# Results go to OUTDIR/results (results/ of the tree is left alone); OUTDIR/order.md holds the table
+# (give each protocol its own OUTDIR; scripts/gpu-session.sh's $SUFFIX does).
 # The device tool allows 10 minutes a command: one case per call (about 20 processes of 5-15 s).
 set -u
 cd "$(dirname "$0")/../.."

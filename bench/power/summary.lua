@@ -6,7 +6,10 @@
 -- time of each process that ran both, with its spread. The "heavy" column counts the processes
 -- whose measurement was found heavy (stats.exposure: capped_exposure applied) and the highest
 -- instantaneous power they read: a process not found heavy read a cool GPU (docs/MEASUREMENT.md,
--- "Finding a load heavy in time"). Markdown on stdout.
+-- "Finding a load heavy in time"). "GPU s" is the median GPU time a process's row spent on its
+-- preload and exposure (preloaded_s + exposed_s: with exposure_scope = "case" the rows of a process
+-- share one of each, so a row's figure is its share), "scope" the exposure's scope that applied and
+-- what ended the preload (preload_by). Markdown on stdout.
 local journal = require("tilebench.journal")
 local util = require("tilebench.util")
 
@@ -64,13 +67,13 @@ for _, key in ipairs(case_order) do
   local case_id
   for _, p in ipairs(c.procs) do case_id = case_id or p.case end
   io.write(string.format("## %s, %s\n\n", key, case_id or "?"))
-  io.write("| implementation | order | per-process median ms | SM clock MHz | capped | heavy | max instant W | conditions |\n"
-    .. "|---|---|---|---|---|---|---|---|\n")
+  io.write("| implementation | order | per-process median ms | SM clock MHz | capped | heavy | max instant W | GPU s "
+    .. "| conditions | scope |\n|---|---|---|---|---|---|---|---|---|---|\n")
   local all = {}
   for _, impl in ipairs({ "lib", "cuda" }) do
     all[impl] = { ms = {}, clk = {}, cap = {} }
     for _, order in ipairs(orders) do
-      local ms, clk, cap, cond, heavy, now = {}, {}, {}, nil, 0, {}
+      local ms, clk, cap, cond, heavy, now, gpu_s, scopes = {}, {}, {}, nil, 0, {}, {}, {}
       for _, p in ipairs(c.procs) do
         local r = p.order == order and p.impl[impl]
         if r then
@@ -81,6 +84,9 @@ for _, key in ipairs(case_order) do
           cond = st.conditions or cond
           if st.exposure then heavy = heavy + 1 end
           if st.power_now_max_w then now[#now + 1] = st.power_now_max_w end
+          if st.exposure then gpu_s[#gpu_s + 1] = (st.preloaded_s or 0) + (st.exposed_s or 0) end
+          local sc = (st.exposure_scope or "load") .. "/" .. tostring(st.preload_by or "-")
+          if not scopes[sc] then scopes[sc] = true; scopes[#scopes + 1] = sc end
           table.insert(all[impl].ms, r.ms)
           if st.sm_clock_mhz then table.insert(all[impl].clk, st.sm_clock_mhz) end
           if st.cap_fraction then table.insert(all[impl].cap, st.cap_fraction) end
@@ -89,8 +95,9 @@ for _, key in ipairs(case_order) do
       if #ms > 0 then
         local list = {}
         for i, v in ipairs(ms) do list[i] = string.format("%.4f", v) end
-        io.write(string.format("| %s | %s | %s | %s | %s | %d/%d | %s | %s |\n", impl, order, table.concat(list, " "),
-          num(median(clk), "%.0f"), num(median(cap), "%.2f"), heavy, #ms, num(median(now), "%.0f"), cond or "-"))
+        io.write(string.format("| %s | %s | %s | %s | %s | %d/%d | %s | %s | %s | %s |\n", impl, order,
+          table.concat(list, " "), num(median(clk), "%.0f"), num(median(cap), "%.2f"), heavy, #ms,
+          num(median(now), "%.0f"), num(median(gpu_s), "%.2f"), cond or "-", table.concat(scopes, " ")))
       end
     end
   end
