@@ -4,7 +4,8 @@
  * and keeps its own result when it stopped before; a load of long kernels extends the rounds for
  * all until it has min_samples; the timeout still bounds it all; "load" and a single measurement
  * (sequential) are unchanged; with preload_scope = "device" the device's streak may end the shared
- * preload. The setup is measure_fixture.h's (1 ms gemm, 0.5 ms gemm_b, 50 us light, 20 ms long). */
+ * preload; graph groups round the shares to whole launches. The setup is measure_fixture.h's (1 ms
+ * gemm, 0.5 ms gemm_b, 50 us light, 20 ms long). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -118,6 +119,25 @@ static void test_shared(void) {
     }
     free_all(r, k);
   }
+}
+
+/* the default protocol's graph groups (several samples per graph launch): the shares are rounded to
+ * whole launches, the case still ends after one exposure */
+static void test_graph_groups(void) {
+  measure_opts o = case_opts();
+  o.graph = 1;
+  measure_result r[2];
+  const char *works[2] = {"gemm", "gemm_b"};
+  group(r, 2, works, &o, NULL, 0);
+  double exp = r[0].exposed_s + r[1].exposed_s;
+  CHECK(r[0].graph_group > 1 && r[1].graph_group > 1, "graph groups %zu %zu", r[0].graph_group, r[1].graph_group);
+  CHECK(is(r[0].stop_reason, "exposure") && is(r[1].stop_reason, "exposure") && r[0].rounds == r[1].rounds,
+        "stop %s %s rounds %zu %zu", r[0].stop_reason, r[1].stop_reason, r[0].rounds, r[1].rounds);
+  /* at most one launch over each share: 5 samples of 1 ms, 10 of 0.5 ms (clock_interval 5 ms) */
+  CHECK(exp >= EXPOSURE * (1 - 1e-9) && exp < EXPOSURE + 0.011, "one exposure: %g s", exp);
+  CHECK(fabs(r[0].summary.median - 1) < 1e-9 && fabs(r[1].summary.median - 0.5) < 1e-9, "times %g %g",
+        r[0].summary.median, r[1].summary.median);
+  free_all(r, 2);
 }
 
 /* heavy and light loads in one case */
@@ -248,6 +268,7 @@ static void test_options(void) {
 int main(void) {
   test_options();
   test_shared();
+  test_graph_groups();
   test_mixed();
   test_long_kernels();
   test_timeout();
