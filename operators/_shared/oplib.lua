@@ -24,13 +24,32 @@ end
 
 -- ---- point-wise -------------------------------------------------------------------------------
 
-M.POINTWISE_DEFAULT = { BLOCK = 256, UNROLL = 4, WAVES = 0 }
+-- The default: BLOCK 128 with UNROLL 0, "the family's rule" (pointwise_resolve): 2 vectors a
+-- thread for 2-byte dtypes, 1 for 1- and 4-byte ones. Per dtype size, the configuration of the
+-- space behind torch (by more than 2 %) on the fewest of the 360 cases of session 12's H200
+-- autotune run of vector_add, mul2, relu, sigmoid and swiglu, torch timed beside: 40 cases,
+-- against 116 for the former default 256 x 4 (bench/pointwise/defaults.py and its table
+-- bench/results/pointwise_defaults.md; docs/KERNELS.md, "The default launch shape"). 0 is not in
+-- the space: autotune screens the same kernels as 128 x 1 and 128 x 2.
+M.POINTWISE_DEFAULT = { BLOCK = 128, UNROLL = 0, WAVES = 0 }
 M.POINTWISE_SPACE = { BLOCK = { 128, 256, 512, 1024 }, UNROLL = { 1, 2, 4, 8 }, WAVES = { 0, 2 } }
+M.POINTWISE_RULE_UNROLL = { [1] = 1, [2] = 2, [4] = 1 } -- by the dtype's size in bytes
+
+-- cfg with UNROLL = 0 replaced by the rule's UNROLL for dtype (a copy); cfg itself otherwise.
+-- The plan resolves it before it forms the kernel's defines and the grid, so the default is one
+-- configuration of the space at each case (recorded as UNROLL=0, the dtype giving the value).
+function M.pointwise_resolve(cfg, dtype)
+  if cfg.UNROLL ~= 0 then return cfg end
+  local r = copy(cfg)
+  r.UNROLL = M.POINTWISE_RULE_UNROLL[require("tb.dtype").info[dtype].size] or 1
+  return r
+end
 
 -- Blocks for n elements: one per BLOCK * UNROLL vectors, or, with WAVES > 0, at most WAVES
 -- times what the device holds at once. A vector is 16 bytes of the dtype, or `vec` elements
 -- where the operator's kernel says otherwise (tb_pointwise_ops: mixed dtypes, element pairs).
 function M.pointwise_grid(n, dtype, cfg, ctx, vec)
+  cfg = M.pointwise_resolve(cfg, dtype)
   local per_block = cfg.BLOCK * cfg.UNROLL * (vec or 16 // ctx.dtype_size(dtype))
   local blocks = math.max(1, ctx.cdiv(n, per_block))
   if cfg.WAVES > 0 then
@@ -44,7 +63,7 @@ end
 --       args = function(ins, outs, n, ctx, case) -> the kernel arguments (the same for both kernels),
 --       vec = function(case) -> elements per vector of the cuda kernel (optional: 16 bytes of the
 --             dtype; a tb_pointwise_ops kernel's tb_Op::N otherwise),
---       default = the cuda default configuration (optional: POINTWISE_DEFAULT) }
+--       default = the cuda default configuration (optional: POINTWISE_DEFAULT, UNROLL by the rule) }
 -- Returns reference(case, ins, outs, ctx) (one thread per element) and the `cuda` implementation.
 function M.pointwise(t)
   local function reference(case, ins, outs, ctx)
@@ -54,10 +73,12 @@ function M.pointwise(t)
   end
   local impl = {
     source = t.name .. ".cu",
-    description = "16-byte vector loads/stores, UNROLL vectors per thread in flight, grid-stride chunks",
+    description = "16-byte vector loads/stores, UNROLL vectors per thread in flight (UNROLL 0: the family's rule, "
+      .. "2 for 2-byte dtypes, 1 otherwise), grid-stride chunks",
     default = copy(t.default or M.POINTWISE_DEFAULT),
     space = copy(M.POINTWISE_SPACE),
     plan = function(case, ins, outs, cfg, ctx)
+      cfg = M.pointwise_resolve(cfg, case.dtype)
       local n = t.count(case)
       local f = ctx:kernel(t.name .. ".cu", t.name .. "_cuda",
         { DTYPE = ctx.ctype(case.dtype), BLOCK = cfg.BLOCK, UNROLL = cfg.UNROLL })

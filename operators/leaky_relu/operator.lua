@@ -15,16 +15,15 @@ end
 
 -- The reference (one thread per element, leaky_relu_ref.cu) and the `cuda` implementation
 -- (leaky_relu.cu: 16-byte vectors, UNROLL in flight per thread, grid-stride): oplib's point-wise family.
--- Default BLOCK 128, UNROLL 2 (32 bytes in flight a thread, 4 KiB of fp16 a block), not the
--- family's 256 x 4: on the H200 the autotune of sigmoid (the same driver, the same bytes per
--- element, its arithmetic hidden under the memory time) picked 128 x 2 (or 128 x 1) at every fp16
--- and bf16 case from n = 17.5 M and every fp32 case from 12.5 M, 2-5 % faster than 256 x 4
--- (docs/KERNELS.md); leaky_relu's cuda was 0.4-4 % behind torch with 256 x 4.
+-- Default: the family's rule (BLOCK 128, UNROLL 2 for fp16/bf16 and 1 for fp32). Session 9 had
+-- set 128 x 2 here, from the H200 autotune of sigmoid (the same driver, the same bytes per
+-- element, its arithmetic hidden under the memory time): 2-5 % faster than the family's former
+-- 256 x 4, with which leaky_relu's cuda was 0.4-6 % behind torch; the rule keeps 128 x 2 for the
+-- 2-byte dtypes and takes 128 x 1 for fp32, level with 128 x 2 there (docs/KERNELS.md).
 local reference, cuda = oplib.pointwise {
   name = "leaky_relu",
   count = function(case) return case.params.n end,
   args = function(ins, outs, n, ctx) return { ins.x, outs.out, ctx.i64(n) } end,
-  default = { BLOCK = 128, UNROLL = 2, WAVES = 0 },
 }
 op.reference = reference
 op.implementations = {

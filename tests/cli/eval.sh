@@ -17,7 +17,8 @@ field() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1])); print(eva
 # task
 "$TILEBENCH" task --operator vector_add --backend cuda > "$tmp/task.md" || fail "task cuda"
 grep -q '^vector_add_cuda(const DTYPE \*__restrict__ x' "$tmp/task.md" || fail "task: no declaration"
-grep -q 'defines: BLOCK=256 DTYPE=float UNROLL=4' "$tmp/task.md" || fail "task: no launch defines"
+grep -q 'defines: BLOCK=128 DTYPE=float UNROLL=1' "$tmp/task.md" || fail "task: no launch defines"
+grep -q 'defines: BLOCK=128 DTYPE=__half UNROLL=2' "$tmp/task.md" || fail "task: the family's default rule (UNROLL 2 for 2-byte dtypes)"
 grep -q '^    return x + y' "$tmp/task.md" || fail "task: no torch reference"
 grep -q '^### fp16, case n=20971520' "$tmp/task.md" || fail "task: representative case"
 "$TILEBENCH" task --operator softmax --backend triton --output "$tmp/t.md" || fail "task --output"

@@ -29,7 +29,7 @@ check "list --category" 0 '^softmax +Reduction/Norm' -- "$TB" list --category Re
 check "list, unknown category" 1 "no operator of category 'Stencil'" -- "$TB" list --category Stencil
 check "show vector_add" 0 '^vector_add \(Point-wise\)' 'flops: n$' 'bytes: n \* dtype_size \* 3$' \
   '^    fp16 +20 cases  first: n=1048576  last: n=20971520' '^  total: 80 cases per mode$' \
-  '^    cuda +default \{BLOCK=256,UNROLL=4,WAVES=0\}, 32 autotune candidates' -- "$TB" show vector_add
+  '^    cuda +default \{BLOCK=128,UNROLL=0,WAVES=0\}, 32 autotune candidates  .*UNROLL 0: the family.s rule' -- "$TB" show vector_add
 check "show rmsnorm: the essential byte formula and why it differs" 0 'bytes: n \* dtype_size \* 3$' \
   '^  essential bytes: \(2 \* n \+ K\) \* dtype_size  \(rho; TileBench.s bytes above give rho_tilebench\)$' \
   '^    differs: x read once, y written once, the weight read once; TileBench.s formula counts x twice' -- "$TB" show rmsnorm

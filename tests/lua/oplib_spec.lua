@@ -18,6 +18,38 @@ describe("oplib.pointwise_grid", function()
     local cfg = { BLOCK = 256, UNROLL = 1, WAVES = 2 }
     assert.equal(132 * 8 * 2, oplib.pointwise_grid(1e9, "fp32", cfg, ctx))
   end)
+  it("sizes the default's grid by the rule's UNROLL", function()
+    local cfg = oplib.POINTWISE_DEFAULT
+    assert.equal(8, oplib.pointwise_grid(4096, "fp32", cfg, ctx))   -- 128 threads x 1 vector x 4 floats
+    assert.equal(4, oplib.pointwise_grid(8192, "fp16", cfg, ctx))   -- 128 x 2 x 8 halves
+    assert.equal(2, oplib.pointwise_grid(2049, "int8", cfg, ctx))   -- 128 x 1 x 16 bytes, and a tail
+  end)
+end)
+
+describe("oplib.pointwise_resolve", function()
+  it("gives UNROLL 0 the rule's value by dtype size: 2 for 2-byte dtypes, 1 otherwise", function()
+    local d = oplib.POINTWISE_DEFAULT
+    assert.same({ BLOCK = 128, UNROLL = 0, WAVES = 0 }, d)
+    assert.same({ BLOCK = 128, UNROLL = 2, WAVES = 0 }, oplib.pointwise_resolve(d, "fp16"))
+    assert.same({ BLOCK = 128, UNROLL = 2, WAVES = 0 }, oplib.pointwise_resolve(d, "bf16"))
+    assert.same({ BLOCK = 128, UNROLL = 1, WAVES = 0 }, oplib.pointwise_resolve(d, "fp32"))
+    assert.same({ BLOCK = 128, UNROLL = 1, WAVES = 0 }, oplib.pointwise_resolve(d, "int8"))
+    assert.equal(0, d.UNROLL) -- a copy: the default itself keeps the 0 that results record
+  end)
+  it("keeps a configuration that names its UNROLL (every candidate of the space)", function()
+    local cfg = { BLOCK = 256, UNROLL = 4, WAVES = 2 }
+    assert.equal(cfg, oplib.pointwise_resolve(cfg, "fp16"))
+  end)
+  it("resolves to a configuration of the declared space for every dtype", function()
+    for _, dt in ipairs({ "fp32", "fp16", "bf16", "int8" }) do
+      local r = oplib.pointwise_resolve(oplib.POINTWISE_DEFAULT, dt)
+      for k, v in pairs(r) do
+        local found = false
+        for _, s in ipairs(oplib.POINTWISE_SPACE[k]) do found = found or s == v end
+        assert.is_true(found, dt .. ": " .. k .. "=" .. tostring(v) .. " not in the space")
+      end
+    end
+  end)
 end)
 
 describe("oplib.pointwise", function()
@@ -38,10 +70,26 @@ describe("oplib.pointwise", function()
     assert.same({ "X", "Y", 8192, 3 }, reference(case, { x = "X" }, { out = "Y" }, c)[1].args)
     local p = cuda.plan(case, { x = "X" }, { out = "Y" }, cuda.default, c)
     assert.same({ "pw.cu", "pw_cuda" }, { calls[2][1], calls[2][2] })
-    assert.equal(2, p[1].grid[1])      -- 256 threads x 4 vectors x 4 floats a block
+    assert.equal(16, p[1].grid[1])     -- the default: 128 threads x 1 vector x 4 floats a block
+    assert.equal(1, calls[2][3].UNROLL) -- the rule's UNROLL reaches the kernel, never 0
     t.vec = function() return 8 end    -- e.g. fp32 in, fp16 out: 8 elements a vector
     p = cuda.plan(case, { x = "X" }, { out = "Y" }, cuda.default, c)
-    assert.equal(1, p[1].grid[1])
+    assert.equal(8, p[1].grid[1])
+    p = cuda.plan(case, { x = "X" }, { out = "Y" }, { BLOCK = 256, UNROLL = 4, WAVES = 0 }, c)
+    assert.equal(1, p[1].grid[1])      -- 256 x 4 x 8 elements: a named UNROLL is kept
+    assert.equal(4, calls[#calls][3].UNROLL)
+  end)
+  it("forms the default per dtype: UNROLL 2 for fp16, and an operator's own default is kept", function()
+    local n0 = #calls
+    local _, cuda = oplib.pointwise { name = "pw", count = function(case) return case.params.n end,
+                                      args = function(ins, outs) return { ins.x, outs.out } end }
+    local p = cuda.plan({ dtype = "fp16", params = { n = 8192 } }, { x = "X" }, { out = "Y" }, cuda.default, c)
+    assert.equal(4, p[1].grid[1])      -- 128 x 2 x 8 halves a block
+    assert.same({ BLOCK = 128, UNROLL = 2 }, { BLOCK = calls[n0 + 1][3].BLOCK, UNROLL = calls[n0 + 1][3].UNROLL })
+    local _, own = oplib.pointwise { name = "pw", count = function(case) return case.params.n end,
+                                     args = function(ins, outs) return { ins.x, outs.out } end,
+                                     default = { BLOCK = 256, UNROLL = 1, WAVES = 0 } }
+    assert.same({ BLOCK = 256, UNROLL = 1, WAVES = 0 }, own.default)
   end)
   it("gives the triton kernel the operator's scalars beside n", function()
     local impl = oplib.triton_pointwise { name = "pw", count = function(case) return case.params.n end,

@@ -95,7 +95,7 @@ describe("weight_dequant", function()
 end)
 
 -- Defaults chosen from the H200's point-wise measurements (docs/KERNELS.md): 16-32 bytes in
--- flight a thread, small blocks, not the family's 256 x 4.
+-- flight a thread, small blocks, not the family's former 256 x 4.
 describe("point-wise defaults of issue 16's memory-bound pass", function()
   local function grid_of(name, case)
     local op = opmod.load(name)
@@ -106,11 +106,20 @@ describe("point-wise defaults of issue 16's memory-bound pass", function()
     local p = impl.plan(case, ins, outs, impl.default, ctx)
     return impl.default, p[1].grid[1], p[1].block[1]
   end
-  it("leaky_relu: 128 threads, 2 vectors a thread", function()
+  it("leaky_relu: the family's rule, 128 threads, 2 vectors a thread in fp16 and 1 in fp32", function()
     local d, g, b = grid_of("leaky_relu", { dtype = "fp16", params = { n = 50000000 } })
-    assert.same({ 128, 2, 0 }, { d.BLOCK, d.UNROLL, d.WAVES })
+    assert.same({ 128, 0, 0 }, { d.BLOCK, d.UNROLL, d.WAVES }) -- UNROLL 0: the rule
     assert.equal(128, b)
     assert.equal((50000000 // 8 + 255) // 256, g)
+    local _, g32, b32 = grid_of("leaky_relu", { dtype = "fp32", params = { n = 50000000 } })
+    assert.same({ 128, (50000000 // 4 + 127) // 128 }, { b32, g32 })
+  end)
+  it("fused_activation and weight_dequant keep 256 x 4 (their own defaults, not the rule)", function()
+    local d, g, b = grid_of("fused_activation", { dtype = "fp32", params = { n = 20971520 } })
+    assert.same({ 256, 4, 0 }, { d.BLOCK, d.UNROLL, d.WAVES })
+    assert.same({ 256, 20971520 // 4 // 1024 }, { b, g })
+    d = grid_of("weight_dequant", { dtype = "fp16", params = { M = 1024, TILE_SIZE = 128 } })
+    assert.same({ 256, 4, 0 }, { d.BLOCK, d.UNROLL, d.WAVES })
   end)
   it("quantize_global: 128 threads, one 8-element vector (32 bytes of fp32) a thread", function()
     local d, g, b = grid_of("quantize_global", { dtype = "fp32", params = { n = 20971520 } })

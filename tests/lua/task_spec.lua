@@ -22,7 +22,8 @@ describe("task.contract", function()
     local c = task.contract(op, "cuda", opmod.cases_of(op, "fp32")[1])
     assert.equal(1, #c.launches)
     local l = c.launches[1]
-    assert.same({ "vector_add_cuda", true, 256, "float" }, { l.name, l.own, l.block[1], l.defines.DTYPE })
+    assert.same({ "vector_add_cuda", true, 128, "float" }, { l.name, l.own, l.block[1], l.defines.DTYPE })
+    assert.equal(1, l.defines.UNROLL) -- the point-wise family's rule for fp32, resolved in the plan
     assert.same({ "input x (fp32[1048576])", "input y (fp32[1048576])", "output out (fp32[1048576])", "i64 1048576" }, l.args)
     assert.same({ { name = "out", dtype = "fp32", shape = "1048576" } }, c.outputs)
   end)
