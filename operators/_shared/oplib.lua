@@ -248,6 +248,42 @@ end
 -- Every other define (DTYPE, TPR, BLOCK, RPG, FULLVEC, STAGES, the operator's own) is a
 -- configuration; the point-wise and gemm families carry no size at all (docs/KERNELS.md,
 -- "Kernels and case sizes").
+-- Candidates the search leaves out before compiling, from the H200's autotune run of session 12
+-- (run 20261202T094236Z-946022: every case of softmax, layernorm, rmsnorm, argmax and
+-- mean_reduction, 260 cases, every valid candidate screened; bench/autotune/row_space.lua reads
+-- its journal and checks that no winner of it is cut): layouts the kernels run correctly but
+-- whose best screen never came within 2.7 % of the case's winner in the row sizes named, while
+-- their compiles (NV carries the row length) were a fifth of the whole suite's NVRTC kernels
+-- (bench/results/autotune/README.md). Row bytes = columns x the dtype's size.
+--   RPG > 1 only for rows under 12 KiB: from 12 KiB on, the best RPG 2 candidate screened at
+--     least 3.1 % slower than the winner in every case (161); under it RPG 2 won 4 cases (rows of
+--     4-10 KiB).
+--   the stream kernel (STAGES >= 1) only with 256-thread blocks: at 128, 512 and 1024 threads
+--     its best screened at least 2.2 %, 3.1 % and 3.7 % slower in every case; 256 won 10. The
+--     default's stream rule (STAGES = -1) is not a candidate and keeps its own blocks.
+--   register layouts of TPR threads a row only for rows of ROW_TPR_BYTES[TPR] bytes: 64 threads
+--     under 12 KiB (from there at least 3.6 % slower: 12 or more vectors a thread; 32 threads
+--     cannot hold such rows at all), 512 from 12 KiB (under it at least 2.7 % slower), 1024
+--     from 32 KiB (under it at least 6.0 %).
+M.ROW_RPG_MAX_BYTES = 12 * 1024
+M.ROW_STREAM_BLOCK = 256
+M.ROW_TPR_BYTES = { [64] = { 0, 12 * 1024 }, [512] = { 12 * 1024, math.huge },
+                    [1024] = { 32 * 1024, math.huge } }
+
+-- Whether the search screens this candidate (one the kernel runs): the cuts above. The GPU
+-- check still tries the layouts they leave out (M.row_fits).
+function M.row_worth(cols, dtype, cfg)
+  local bytes = cols * (16 // M.ROW_VEC[dtype])
+  if (cfg.STAGES or 0) > 0 then return (M.stream_layout(cols, dtype, cfg)) == M.ROW_STREAM_BLOCK end
+  if M.row_rpg(cfg) > 1 and bytes >= M.ROW_RPG_MAX_BYTES then return false end
+  local range = M.ROW_TPR_BYTES[(M.row_layout(cols, dtype, cfg))]
+  return not range or (bytes >= range[1] and bytes < range[2])
+end
+
+-- implementation table -> fits(case, cfg): whether the kernel runs cfg at the case, the
+-- implementation's `valid` before the search's cuts (tests/gpu/cpu_check tries layouts by it)
+M.row_fits = setmetatable({}, { __mode = "k" })
+
 function M.rowwise(t)
   local function reference(case, ins, outs, ctx)
     local rows, cols = t.rows_cols(case)
@@ -255,18 +291,25 @@ function M.rowwise(t)
     return ctx.plan { { fn = f, grid = { ctx.cdiv(rows, 128) }, block = { 128 },
                         args = t.args(ins, outs, rows, cols, ctx) } }
   end
+  local function fits(case, cfg)
+    local _, cols = t.rows_cols(case)
+    local stages = cfg.STAGES or 0
+    if stages > 0 then return M.stream_fits(cols, case.dtype, cfg) end
+    if stages < 0 then cfg = M.row_resolve(cols, case.dtype, cfg, nil, t.stream) end
+    if (cfg.STAGES or 0) > 0 then return true end
+    return M.row_layout_fits(cols, case.dtype, cfg, t.rpg_regs)
+  end
   local impl = {
     source = t.name .. ".cu",
     description = t.description,
     default = copy(M.ROW_DEFAULT),
     space = copy(M.ROW_SPACE),
+    -- a layout the kernel runs (fits, below) and the search screens (row_worth); the default
+    -- (STAGES = -1, RPG 1) is never cut
     valid = function(case, cfg)
       local _, cols = t.rows_cols(case)
-      local stages = cfg.STAGES or 0
-      if stages > 0 then return M.stream_fits(cols, case.dtype, cfg) end
-      if stages < 0 then cfg = M.row_resolve(cols, case.dtype, cfg, nil, t.stream) end
-      if (cfg.STAGES or 0) > 0 then return true end
-      return M.row_layout_fits(cols, case.dtype, cfg, t.rpg_regs)
+      if not fits(case, cfg) then return false end
+      return (cfg.STAGES or 0) < 0 or M.row_worth(cols, case.dtype, cfg)
     end,
     -- What the configuration runs at this case (runner.distinct_candidates): TPR = 0 and BLOCK = 0
     -- resolve to one of the explicit layouts, so two candidates with the same key compile to the
@@ -302,6 +345,7 @@ function M.rowwise(t)
                           args = t.args(ins, outs, rows, cols, ctx) } }
     end,
   }
+  M.row_fits[impl] = fits
   return reference, impl
 end
 

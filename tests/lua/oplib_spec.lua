@@ -191,13 +191,17 @@ describe("oplib families", function()
     cuda.plan(case, { x = "X" }, { out = "Y" }, cuda.default, c)
     assert.equal("rowop_cuda", calls[9][2])
     case.dtype = "fp16"
-    -- Explicit slots: valid only as a block per row (TPR 0, RPG 1) whose slots fit shared memory;
-    -- a grid of at most the row count.
+    -- Explicit slots: the kernel runs them only as a block per row (TPR 0, RPG 1) whose slots fit
+    -- shared memory; a grid of at most the row count. (The search screens 256-thread blocks only:
+    -- row_worth, below.)
     case.params.M, case.params.N = 100, 20480
-    assert.is_true(cuda.valid(case, { TPR = 0, BLOCK = 512, RPG = 1, STAGES = 2 }))
-    assert.is_false(cuda.valid(case, { TPR = 256, BLOCK = 512, RPG = 1, STAGES = 2 }))
-    assert.is_false(cuda.valid(case, { TPR = 0, BLOCK = 512, RPG = 2, STAGES = 2 }))
-    assert.is_false(cuda.valid(case, { TPR = 0, BLOCK = 512, RPG = 1, STAGES = 6 })) -- 6 x 40 KiB
+    local fits = oplib.row_fits[cuda]
+    assert.is_true(fits(case, { TPR = 0, BLOCK = 512, RPG = 1, STAGES = 2 }))
+    assert.is_false(cuda.valid(case, { TPR = 0, BLOCK = 512, RPG = 1, STAGES = 2 }))
+    assert.is_true(cuda.valid(case, { TPR = 0, BLOCK = 256, RPG = 1, STAGES = 2 }))
+    assert.is_false(fits(case, { TPR = 256, BLOCK = 512, RPG = 1, STAGES = 2 }))
+    assert.is_false(fits(case, { TPR = 0, BLOCK = 512, RPG = 2, STAGES = 2 }))
+    assert.is_false(fits(case, { TPR = 0, BLOCK = 512, RPG = 1, STAGES = 6 })) -- 6 x 40 KiB
     p = cuda.plan(case, { x = "X" }, { out = "Y" }, { TPR = 0, BLOCK = 512, RPG = 1, STAGES = 2 }, c)
     assert.equal(100, p[1].grid[1])
     assert.same({ 512, 512, 5, 2 }, { calls[10][3].TPR, calls[10][3].BLOCK, calls[10][3].NV, calls[10][3].STAGES })
@@ -242,5 +246,58 @@ describe("oplib.row_resolve", function()
     assert.same({ 1024, 2, 1 }, { c.BLOCK, c.STAGES, c.FULLVEC })
     local d = oplib.row_resolve(512, "fp16", dflt, h200, { dtypes = {}, reg_fullvec = 1 })
     assert.same({ 0, 1 }, { d.STAGES, d.FULLVEC })    -- one value for every dtype
+  end)
+end)
+
+describe("oplib.rowwise's search cuts (row_worth)", function()
+  local _, cuda = oplib.rowwise {
+    name = "rowop", description = "d", rows_cols = function(case) return case.params.M, case.params.N end,
+    args = function(ins, outs, rows, cols) return { ins.x, outs.out, rows, cols } end,
+    stream = { dtypes = { fp32 = true }, min_bytes = 16384, block = 1024, stages = 2 },
+  }
+  local function case(dtype, n) return { dtype = dtype, params = { M = 2048, N = n } } end
+  local fits = oplib.row_fits[cuda]
+  it("screens RPG 2 only on rows under 12 KiB, where the kernel runs it either way", function()
+    local rpg2 = { TPR = 256, BLOCK = 256, RPG = 2, STAGES = 0, FULLVEC = 0 }
+    assert.is_true(cuda.valid(case("fp16", 6143), rpg2))   -- 12286 bytes
+    assert.is_false(cuda.valid(case("fp16", 6144), rpg2))  -- 12 KiB
+    assert.is_true(fits(case("fp16", 6144), rpg2))
+    assert.is_false(cuda.valid(case("fp32", 3072), rpg2))
+    assert.is_true(cuda.valid(case("fp32", 3072), { TPR = 256, BLOCK = 256, RPG = 1, STAGES = 0, FULLVEC = 0 }))
+  end)
+  it("screens the stream kernel only with 256-thread blocks, resolved from BLOCK = 0 too", function()
+    local function stream(block) return { TPR = 0, BLOCK = block, RPG = 1, STAGES = 2, FULLVEC = 0 } end
+    assert.is_true(cuda.valid(case("fp16", 8192), stream(256)))
+    for _, b in ipairs({ 128, 512, 1024 }) do
+      assert.is_false(cuda.valid(case("fp16", 8192), stream(b)))
+      assert.is_true(fits(case("fp16", 8192), stream(b)))
+    end
+    -- BLOCK = 0: the automatic TPR (at least 128): 128 at 4096 fp16 columns, 256 at 8192, 512 at 16384
+    assert.equal(256, (oplib.stream_layout(8192, "fp16", stream(0))))
+    assert.is_true(cuda.valid(case("fp16", 8192), stream(0)))
+    assert.is_false(cuda.valid(case("fp16", 4096), stream(0)))
+    assert.is_false(cuda.valid(case("fp16", 16384), stream(0)))
+  end)
+  it("screens 64 threads a row under 12 KiB, 512 from 12 KiB and 1024 from 32 KiB", function()
+    local function reg(tpr) return { TPR = tpr, BLOCK = tpr == 64 and 128 or tpr, RPG = 1, STAGES = 0, FULLVEC = 0 } end
+    assert.is_true(cuda.valid(case("fp16", 6143), reg(64)))
+    assert.is_false(cuda.valid(case("fp16", 6144), reg(64)))
+    assert.is_true(fits(case("fp16", 6144), reg(64)))
+    assert.is_false(cuda.valid(case("fp32", 3071), reg(512)))
+    assert.is_true(cuda.valid(case("fp32", 3072), reg(512)))
+    assert.is_false(cuda.valid(case("fp16", 16383), reg(1024)))
+    assert.is_true(cuda.valid(case("fp16", 16384), reg(1024)))
+    assert.is_true(cuda.valid(case("fp16", 512), reg(128)))   -- 128 and 256 threads: every size
+    assert.is_true(cuda.valid(case("fp16", 20480), reg(256)))
+    -- TPR = 0 is cut by the layout it resolves to: 32 threads at 1 KiB rows, kept
+    assert.is_true(cuda.valid(case("fp16", 512), { TPR = 0, BLOCK = 0, RPG = 1, STAGES = 0, FULLVEC = 0 }))
+  end)
+  it("never cuts the default, whose stream rule keeps its own block", function()
+    for _, d in ipairs({ "fp16", "fp32" }) do
+      for n = 512, 20480, 512 do assert.is_true(cuda.valid(case(d, n), oplib.ROW_DEFAULT)) end
+    end
+    -- fp32 rows of 16 KiB and more stream with 1024-thread blocks by the rule
+    assert.equal(1024, oplib.row_resolve(8192, "fp32", oplib.ROW_DEFAULT, nil, { dtypes = { fp32 = true },
+      min_bytes = 16384, block = 1024, stages = 2 }).BLOCK)
   end)
 end)

@@ -153,6 +153,11 @@ local STREAMK_CONFIGS = { { BN = 128, STAGES = 3, SK = 1, CTAS = 2 }, { BN = 256
 -- plus the RPG_LAYOUTS for row-wise implementations and STREAMK_CONFIGS for the Stream-K kernel.
 function M.configs_to_try(spec, c)
   local cfgs = { spec.default or {} }
+  -- the row family's extra layouts by whether the kernel runs them, not by `valid`, which also
+  -- leaves out layouts the search does not screen (oplib.row_worth: stream blocks other than
+  -- 256 threads, which the default's stream rule still launches)
+  local okr, oplib = pcall(require, "oplib")
+  local fits = okr and oplib.row_fits and oplib.row_fits[spec] or spec.valid
   local valid = {}
   for _, cfg in ipairs(runner.candidates(spec)) do
     if not spec.valid or spec.valid(c, cfg) then valid[#valid + 1] = cfg end
@@ -163,13 +168,13 @@ function M.configs_to_try(spec, c)
   if spec.space and spec.space.STAGES and not spec.space.VARIANT then -- row-wise (the gemm family's STAGES differ)
     for _, l in ipairs(STREAM_LAYOUTS) do
       local cfg = { TPR = 0, BLOCK = l.BLOCK, RPG = 1, STAGES = l.STAGES }
-      if not spec.valid or spec.valid(c, cfg) then cfgs[#cfgs + 1] = cfg end
+      if not fits or fits(c, cfg) then cfgs[#cfgs + 1] = cfg end
     end
   end
   if spec.space and spec.space.FULLVEC then -- bound checks per vector: each kernel family once more
     for _, l in ipairs(FULLVEC_LAYOUTS) do
       local cfg = { TPR = l.TPR, BLOCK = l.BLOCK, RPG = l.RPG, STAGES = l.STAGES, FULLVEC = 1 }
-      if not spec.valid or spec.valid(c, cfg) then cfgs[#cfgs + 1] = cfg end
+      if not fits or fits(c, cfg) then cfgs[#cfgs + 1] = cfg end
     end
   end
   if spec.space and spec.space.SK and spec.space.VARIANT then
@@ -182,7 +187,7 @@ function M.configs_to_try(spec, c)
     for _, rpg in ipairs({ 2, 4 }) do
       for _, l in ipairs(RPG_LAYOUTS) do
         local cfg = { TPR = l.TPR, BLOCK = l.BLOCK, RPG = rpg }
-        if not spec.valid or spec.valid(c, cfg) then cfgs[#cfgs + 1] = cfg end
+        if not fits or fits(c, cfg) then cfgs[#cfgs + 1] = cfg end
       end
     end
   end
