@@ -78,12 +78,69 @@ function M.group_key(u)
     u.impl and runner.config_string(u.cfg) or "")
 end
 
--- Which of n processes compiles each unit: whole groups, dealt out in order of appearance.
+local function sorted_list(t)
+  local keys = {}
+  for k in pairs(t or {}) do keys[#keys + 1] = k end
+  table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+  local parts = {}
+  for _, k in ipairs(keys) do parts[#parts + 1] = tostring(k) .. "=" .. tostring(t[k]) end
+  return table.concat(parts, ";")
+end
+
+-- What a unit's plan compiles, without compiling: its plan made in a compile-only context whose
+-- ctx:kernel and ctx:triton record each kernel's identity (what the compile caches key on: NVRTC
+-- the source, defines and options; Triton the source, kernel, signature, constexprs, the integer
+-- arguments divisible by 16, warps and stages), as one sorted string; nil where the plan cannot
+-- be made so (bench/autotune/kernels_per_operator.lua counts kernels the same way).
+function M.kernel_ids(u)
+  local ids, seen = {}, {}
+  local function add(id) if not seen[id] then seen[id] = true; ids[#ids + 1] = id end end
+  local ok = pcall(function()
+    local ctx <close> = context.new(u.op, u.case, { compile_only = true })
+    ctx.kernel = function(self, file, name, defines, options)
+      local dir, f = self:source_of(file)
+      add("nvrtc|" .. context.kernel_path(dir, f) .. "|" .. sorted_list(defines) .. "|" .. table.concat(options or {}, " "))
+      return { compiled = { key = "recorded" }, name = name }
+    end
+    ctx.triton = function(self, s)
+      local tri = require("tilebench.triton")
+      local sig, div = tri.signature(s.args)
+      add(table.concat({ "triton", context.kernel_path(self:source_of(s.file)), s.kernel, sorted_list(sig),
+        sorted_list(s.constexprs), table.concat(div, ","), tostring(s.num_warps or 4), tostring(s.num_stages or 3) }, "|"))
+      return { fn = { compiled = { key = "recorded" } }, grid = s.grid, block = { 128 }, args = {} }
+    end
+    local ins = u.op.module.inputs(u.case, ctx)
+    local outs = u.op.module.outputs(u.case, ins, ctx)
+    if u.impl then u.op.module.implementations[u.impl].plan(u.case, ins, outs, u.cfg, ctx)
+    else u.op.module.reference(u.case, ins, outs, ctx) end
+  end)
+  if not ok or #ids == 0 then return nil end
+  table.sort(ids)
+  return table.concat(ids, "\n")
+end
+
+-- Which of n processes compiles each unit: whole groups, dealt out in order of appearance, and
+-- groups whose first plans compile exactly the same kernels as one: configurations that differ
+-- only in how the kernel is launched (a point-wise WAVES, a Triton config resolving to the same
+-- warps) would otherwise each compile it in its own process at about the same time, none
+-- finding it in the cache yet; over the 45 operators' autotune grid that was a third more NVRTC
+-- compiles and half again the Triton ones (bench/results/autotune/README.md). Groups sharing
+-- only some kernels (a helper every configuration launches) stay apart, so that no process gets
+-- an operator's whole space.
 function M.assign(units, n)
-  local of, g, out = {}, 0, {}
+  local of, of_ids, g, out = {}, {}, 0, {}
   for i, u in ipairs(units) do
     local key = M.group_key(u)
-    if not of[key] then g = g + 1; of[key] = (g - 1) % n + 1 end
+    if not of[key] then
+      local ids = M.kernel_ids(u)
+      if ids and of_ids[ids] then
+        of[key] = of_ids[ids]
+      else
+        g = g + 1
+        of[key] = (g - 1) % n + 1
+        if ids then of_ids[ids] = of[key] end
+      end
+    end
     out[i] = of[key]
   end
   return out

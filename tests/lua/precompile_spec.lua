@@ -68,3 +68,23 @@ describe("precompile pool", function()
     assert.is_true(pool:settled(1)) -- its child is gone: left to the workers
   end)
 end)
+
+describe("precompile.assign", function()
+  local opmod = require("tilebench.operator")
+  local runner = require("tilebench.runner")
+  it("gives configurations that compile the same kernels to one process", function()
+    local op = opmod.load("vector_add")
+    local case = opmod.cases_of(op, "fp16")[1]
+    local us = pre.units({ { operator = "vector_add", dtype = "fp16", mode = "autotune", _case = case, case_index = 1,
+                             impls = { "cuda" } } })
+    local of = pre.assign(us, 64)
+    local proc = {}
+    for i, u in ipairs(us) do if u.impl then proc[runner.config_string(u.cfg)] = of[i] end end
+    -- WAVES only caps the grid: the same kernel (BLOCK and UNROLL are its defines)
+    assert.equal(proc["BLOCK=256,UNROLL=4,WAVES=0"], proc["BLOCK=256,UNROLL=4,WAVES=2"])
+    assert.are_not.equal(proc["BLOCK=256,UNROLL=4,WAVES=0"], proc["BLOCK=256,UNROLL=2,WAVES=0"])
+    assert.truthy(pre.kernel_ids(us[2]):find("DTYPE=__half", 1, true))
+    -- a plan that cannot be made (no operator module) keeps its own group
+    assert.is_nil(pre.kernel_ids({ op = { name = "op" }, dtype = "fp32", case = { id = 1 }, impl = "cuda", cfg = {} }))
+  end)
+end)
