@@ -227,11 +227,10 @@ end
 
 local times = {}
 if times_path then
-  local first = true
-  for line in io.lines(times_path) do
-    if first then first = false else
-      local f = {}
-      for x in (line .. "\t"):gmatch("([^\t]*)\t") do f[#f + 1] = x end
+  for line in io.lines(times_path) do -- the last two columns; "#" lines and the header skipped
+    local f = {}
+    for x in (line .. "\t"):gmatch("([^\t]*)\t") do f[#f + 1] = x end
+    if line:sub(1, 1) ~= "#" and f[1] ~= "operator" and #f >= 3 then
       times[f[1]] = { nvrtc = tonumber(f[#f - 1]), triton = tonumber(f[#f]) }
     end
   end
