@@ -248,7 +248,7 @@ Pool.__index = Pool
 function M.start(units, jobs, argv_of, opts)
   opts = opts or {}
   jobs = math.max(1, math.min(jobs, #units))
-  local self = setmetatable({ units = units, opts = opts, t0 = sys.monotonic(), procs = {}, keys = {},
+  local self = setmetatable({ units = units, opts = opts, t0 = sys.monotonic(), procs = {}, keys = {}, lines = 0,
     finished_units = {}, finished = 0, of = M.assign(units, jobs), limit = opts.unit_timeout or 300,
     sum = { plans = #units, done = 0, failed_plans = 0, jobs = jobs, failures = {}, classes = {}, problems = {},
             kernels = 0, compiled = 0, cached = 0 } }, Pool)
@@ -275,6 +275,7 @@ function Pool:step(wait)
     if not c.ended then
       local line, why = c.p:read_line(wait or 0.02)
       if line then
+        self.lines = self.lines + 1
         c.last = sys.monotonic()
         forward_warnings(c)
         local kind, i, rest = line:match("^(%a+)\t?(%d*)\t?(.*)$")
@@ -326,9 +327,24 @@ function Pool:settled(i)
   return self.finished_units[i] or self.procs[self.of[i]].ended or false
 end
 
+-- Reads every line the children have written so far, without waiting. The owner reads the
+-- children's pipes only while it waits for an item's kernels (wait_units), and a child blocks
+-- once its pipe (64 KiB, some 700 plans' lines) is full: read only as far as the item's own
+-- units, the children could get no more than about a pipe's worth ahead of the cases, however
+-- long the cases take to measure. wait_units drains first.
+function Pool:drain()
+  local stop = self.lines + #self.units + 1 -- at most a line a unit
+  while self.live > 0 and self.lines < stop do
+    local before = self.lines
+    self:step(0)
+    if self.lines == before then return end
+  end
+end
+
 -- Blocks until every unit of `list` (indices) is settled, or interrupted() is truthy (checked
 -- between passes). on_wait(seconds waited), when given, is called about once a second.
 function Pool:wait_units(list, interrupted, on_wait)
+  self:drain()
   local t0, told = sys.monotonic(), sys.monotonic()
   local k = 1
   while true do

@@ -69,6 +69,21 @@ describe("precompile pool", function()
   end)
 end)
 
+describe("precompile pool's reading", function()
+  it("reads every line written so far before waiting for an item, so children are not held back", function()
+    local op = { name = "op" }
+    local us = {}
+    for i = 1, 60 do us[i] = { op = op, dtype = "fp32", case = { id = i }, impl = "cuda", cfg = { G = 0 } } end
+    -- one group, one child: all 60 units reported at once, "done" a while later
+    local pool = pre.start(us, 1, child("i=1; while [ $i -le 60 ]; do printf 'unit\\t%d\\tk%d:c\\n' $i $i; i=$((i+1)); done; sleep 1; printf 'done\\n'"))
+    require("tb.sys").sleep(0.3)
+    assert.is_true(pool:wait_units({ 1 }))
+    assert.equal(60, pool.finished) -- not just unit 1's line
+    pool:wait_all()
+    assert.equal(60, pool:summary().done)
+  end)
+end)
+
 describe("precompile.assign", function()
   local opmod = require("tilebench.operator")
   local runner = require("tilebench.runner")
