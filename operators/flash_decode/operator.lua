@@ -116,6 +116,8 @@ op.implementations = {
                    heads = ctx.i32(p.heads), num_blocks = ctx.i32(nb), block_seq = ctx.i32(p.block_seq),
                    head_dim = ctx.i32(p.head_dim) },
           constexprs = { CHUNK = cfg.CHUNK, BLOCK_D = block_d }, num_warps = cfg.num_warps, num_stages = 1 },
+        -- BLOCK_S carries the split count (up to 32): the combine kernel reads the splits' rows as
+        -- a BLOCK_S-wide block, a constexpr shape in triton; cases of 32 splits or more share one
         ctx:triton { file = "flash_decode_triton.py", kernel = "flash_decode_combine_kernel", grid = { bh },
           args = { part = part, out = outs.out, head_dim = ctx.i32(p.head_dim), nsplit = ctx.i32(s) },
           constexprs = { BLOCK_S = math.min(32, require("oplib").next_pow2(s)), BLOCK_D = block_d },

@@ -128,6 +128,9 @@ op.implementations = {
             constexprs = { BR = 32, BB = 64 }, num_warps = 4, num_stages = 1 },
         }
       end
+      -- NUM_BINS carries the case's bin count (its power of two): the program's private histogram
+      -- is a NUM_BINS-wide tl.zeros block and tl.histogram's width, both constexprs in triton, so
+      -- each bin count of the grid compiles its own kernel (bench/results/autotune/README.md)
       local nb = 1
       while nb < p.num_bins do nb = nb * 2 end
       return ctx.plan {

@@ -75,6 +75,9 @@ op.implementations = {
       if case.params.N <= cfg.SINGLE then return "single FBLOCK=" .. cfg.FBLOCK end
       return string.format("multi BLOCK=%d BPS=%d FBLOCK=%d", cfg.BLOCK, cfg.BPS, cfg.FBLOCK)
     end,
+    -- P carries the case's k (its power of two): the final block's shared buffer (s_buf[P]) and
+    -- the bitonic sort over it take it as a compile-time constant, so each k of the grid
+    -- compiles its own kernels (bench/results/autotune/README.md)
     plan = function(case, ins, outs, cfg, ctx)
       local p = case.params
       local defs = { SORT_KIND = 2, BLOCK = cfg.BLOCK, FBLOCK = cfg.FBLOCK, P = kp_of(p.k) }
@@ -117,6 +120,8 @@ op.implementations = {
         local programs = ctx.cdiv(n, block)
         local last = programs == 1
         local dst = last and outs.out or ctx.empty({ programs * kp }, "int32")
+        -- COUNT carries k (KP while chunks remain): the round's sorted blocks keep COUNT values,
+        -- a constexpr shape in triton; IN_FLOAT / OUT_FLOAT mark the first and last rounds
         steps[#steps + 1] = ctx:triton { file = "top_k_selection_triton.py", kernel = "topk_stage_kernel",
           grid = { programs }, args = { src = src, dst = dst, n = ctx.i64(n) },
           constexprs = { COUNT = last and p.k or kp, BLOCK = block, IN_FLOAT = first and 1 or 0, OUT_FLOAT = last and 1 or 0 },
