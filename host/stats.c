@@ -48,6 +48,10 @@ int tb_summarize(const double *x, size_t n, tb_summary *out) {
   out->median = tb_quantile_sorted(s, n, 0.5);
   out->q1 = tb_quantile_sorted(s, n, 0.25);
   out->q3 = tb_quantile_sorted(s, n, 0.75);
+  size_t cut = n / 20;
+  double tsum = 0;
+  for (size_t i = cut; i < n - cut; i++) tsum += s[i];
+  out->trim_mean = tsum / (double)(n - 2 * cut);
   out->stdev = tb_stdev(x, n);
   out->noise = out->mean != 0 ? out->stdev / out->mean : 0;
   free(s);

@@ -8,6 +8,7 @@
 typedef struct tb_summary {
   size_t n;
   double min, max, mean, median, stdev, q1, q3;
+  double trim_mean; /* the mean without the lowest and highest 5 % (floor(n / 20) samples each end) */
   double noise; /* stdev / mean (0 when n < 2) */
 } tb_summary;
 

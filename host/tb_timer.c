@@ -8,7 +8,8 @@
  *       events_ms, sm_clocks_mhz, n, dropped_throttled, under_threshold, throttle_filter ("on",
  *       "off" without clock_check, "sustained": the load sustains a clock under the threshold and
  *       every sample counts), dropped_incomplete, min, max, median,
- *       mean, stdev, noise, q1, q3, events_median, sm_clock_mhz, max_clock_mhz,
+ *       mean, stdev, noise, q1, q3, trim_mean (without 5 % each end), estimate (the reported time:
+ *       median, or a heavy load's trimmed mean), estimator, events_median, sm_clock_mhz, max_clock_mhz,
  *       throttle_threshold, graph, graph_fallback_reason, flush_bytes, flush_mode,
  *       flush_tlb_bytes, warmup, mode, wall_s, gpu_busy_s, evict_s, probe_s, probes, batches,
  *       kernels_per_run, stop_reason; where the wall time went: setup_s (options, buffers, CUPTI,
@@ -156,6 +157,9 @@ static void push_result(lua_State *L, const measure_result *r) {
   set_num(L, "min", r->summary.min);
   set_num(L, "max", r->summary.max);
   set_num(L, "median", r->summary.median);
+  set_num(L, "trim_mean", r->summary.trim_mean);
+  set_num(L, "estimate", r->estimate);
+  if (r->estimator) set_str(L, "estimator", r->estimator);
   set_num(L, "mean", r->summary.mean);
   set_num(L, "stdev", r->summary.stdev);
   set_num(L, "noise", r->summary.noise);

@@ -461,6 +461,10 @@ static void finish(measure *m, tb_stop_reason reason) {
   m->ms = m->ev_ms = m->clk = m->kpr = NULL; /* the result owns them now */
   tb_summarize(r->samples, r->n, &r->summary);
   tb_summarize(r->events_ms, r->n, &r->events_summary);
+  /* a load sampled on an exposure: the mean over it by default (heavy_estimate, docs/MEASUREMENT.md) */
+  int trimmed = m->heavy && m->o.heavy_estimate == 0;
+  r->estimate = trimmed ? r->summary.trim_mean : r->summary.median;
+  r->estimator = trimmed ? "trimmed_mean" : "median";
   r->clock_checked = m->probe_fn != NULL;
   if (r->clock_checked) r->sm_clock_mhz = measure_median(r->sm_clocks_mhz, r->n);
   r->kernels_per_run_median = measure_median(r->kernels_per_run, r->n);

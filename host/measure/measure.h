@@ -52,6 +52,8 @@ typedef struct measure_opts {
   double capped_preload;  /* capped_exposure: seconds of GPU time such a load runs first, its samples
                              dropped, before the exposure's samples count (0: none) */
   double heavy_power;   /* share of the power limit from which a load is heavy */
+  int heavy_estimate;    /* the time reported for a load sampled on an exposure: 0 trimmed_mean (the
+                           5 % trimmed mean), 1 median */
   double heavy_clock;   /* capped_exposure: a batch whose median probe SM clock is under this share of
                            the max SM clock makes the load heavy (0: off) */
   double heavy_probe_s; /* capped_exposure: GPU seconds a load whose power rises toward heavy_power
@@ -207,6 +209,9 @@ typedef struct measure_result {
   size_t heavy_waits;             /* batches the heavy probe added (heavy_probe_s) */
   double preloaded_s;             /* capped_preload: GPU busy seconds of the samples dropped (those before
                                      the load was found heavy, and the preload's) */
+  double estimate;                 /* the reported time (ms): the median, or for a load sampled on an
+                                     exposure the heavy_estimate (trimmed mean by default) */
+  const char *estimator;          /* "median" or "trimmed_mean" */
   const char *heavy_by;           /* why the load counted as heavy: "cap" (capped readings or a sustained
                                      low clock), "power" (heavy_power of the limit) or "clock" (the probe
                                      clock under heavy_clock of the max); NULL where it did not (a load

@@ -15,8 +15,8 @@ const measure_opts measure_default_opts = {
   .sustained_clock = 1, .throttle_threshold = 0.90, .clock_window_ns = 2000, .clock_interval = 0.005,
   .sync_timeout = 60, .conditions = 0 /* interleave (docs/MEASUREMENT.md: issue 19's H200 runs) */, .reading = 0,
   .cooldown_max = 5, .settle_window = 0.25, .settle_tol = 0.01, .power = 1, .capped_exposure = 1, .capped_preload = 1,
-  .heavy_power = 0.9, .heavy_clock = 0.97, .heavy_probe_s = 0.1, .preload_scope = 0, .heavy_gap_s = 0.05,
-  .exposure_scope = 0};
+  .heavy_power = 0.9, .heavy_clock = 0.97, .heavy_estimate = 0, .heavy_probe_s = 0.1, .preload_scope = 1, .heavy_gap_s = 0.05,
+  .exposure_scope = 1 /* case, preload device: session 13's H200 runs (docs/MEASUREMENT.md) */};
 
 #define OFF(f) offsetof(measure_opts, f)
 const measure_opt_desc measure_options[] = {
@@ -104,6 +104,11 @@ const measure_opt_desc measure_options[] = {
    "capped_exposure: the share of the power limit a batch's highest reading (instantaneous power "
    "where the source gives it, else its 1 s average) must reach for the load to count as heavy (0.9: the "
    "H200's memory-bound kernels average up to 0.8 of its 700 W limit, its capped GEMMs sit at it)"},
+  {"heavy_estimate", MEASURE_OPT_CHOICE, OFF(heavy_estimate), "trimmed_mean median", 0, 0, "trimmed_mean",
+   "capped_exposure: the time reported for a load sampled on an exposure: the mean of its samples "
+   "without the lowest and highest 5 % (trimmed_mean: under a power cap the clock dithers between "
+   "steps about 1 % apart and the median jumps between them from run to run, where the mean of "
+   "the exposure is the sustained rate), or the median as for every other load"},
   {"heavy_clock", MEASURE_OPT_NUMBER, OFF(heavy_clock), NULL, 0, 1, "0.97",
    "capped_exposure: a batch whose median SM clock (the clock probe's) is under this share of the max "
    "SM clock makes the load heavy too: the GPU lowers its clock for power within milliseconds, while "
@@ -114,7 +119,7 @@ const measure_opt_desc measure_options[] = {
    "and more than the batch before (by 2 % of the limit) may not stop by convergence or noise plateau "
    "before this many seconds of GPU time, so a load that converges fast is not read before its power "
    "is seen; a light or flat load is not held (0: off)"},
-  {"preload_scope", MEASURE_OPT_CHOICE, OFF(preload_scope), "load device", 0, 0, "load",
+  {"preload_scope", MEASURE_OPT_CHOICE, OFF(preload_scope), "load device", 0, 0, "device",
    "capped_preload: run by each heavy load itself (load), or satisfied by the device's recent history "
    "(device): a load's preload also ends once the device has read heavy (capped, or heavy_power of "
    "the limit) without a pause longer than heavy_gap_s for capped_preload seconds, so a heavy load "
@@ -123,7 +128,7 @@ const measure_opt_desc measure_options[] = {
   {"heavy_gap_s", MEASURE_OPT_NUMBER, OFF(heavy_gap_s), NULL, 0, 60, "0.05",
    "preload_scope device: seconds between two heavy readings after which the device's heavy streak "
    "starts again (the host did something else: verifying, building, compiling)"},
-  {"exposure_scope", MEASURE_OPT_CHOICE, OFF(exposure_scope), "load case", 0, 0, "load",
+  {"exposure_scope", MEASURE_OPT_CHOICE, OFF(exposure_scope), "load case", 0, 0, "case",
    "capped_exposure and capped_preload: per heavy load (load), or per interleaved case (case): once any "
    "load of a case measured in rounds is found heavy, every load of it still sampling runs one shared "
    "preload of capped_preload seconds of their total GPU time, then rounds go on until their total GPU "

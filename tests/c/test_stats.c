@@ -48,6 +48,24 @@ static void test_summary(void) {
   NEAR(s.q1, 1.75, 1e-12);
   NEAR(s.q3, 3.25, 1e-12);
 
+  /* the 5 % trimmed mean: under 20 samples nothing is cut (the mean); 40 samples of a two-step
+   * mixture (a clock dithering between two steps) with one outlier at each end: the two cut */
+  NEAR(s.trim_mean, 2.5, 1e-12);
+  double mix[40];
+  for (int i = 0; i < 40; i++) mix[i] = i % 3 == 0 ? 1.01 : 1.0;
+  mix[7] = 50, mix[20] = 0.001;
+  CHECK(tb_summarize(mix, 40, &s) == 0);
+  /* cut: 0.001 and 1.0 low, 50 and 1.01 high; left: 25 of 1.0 and 11 of 1.01 (the 14 at i % 3 == 0
+   * less index 0 and the two the outliers replaced: 7 is not a multiple of 3, 20 is not either) */
+  double kept_low = 0, kept_high = 0;
+  for (int i = 0; i < 40; i++) {
+    if (i == 7 || i == 20) continue;
+    if (i % 3 == 0) kept_high++; else kept_low++;
+  }
+  kept_low -= 1, kept_high -= 1; /* one 1.0 and one 1.01 cut beside the outliers */
+  NEAR(s.trim_mean, (kept_low * 1.0 + kept_high * 1.01) / (kept_low + kept_high), 1e-12);
+  CHECK(s.mean > 2); /* the plain mean follows the outlier */
+
   double one = 7;
   CHECK(tb_summarize(&one, 1, &s) == 0);
   CHECK(s.median == 7 && s.q1 == 7 && s.q3 == 7 && s.stdev == 0 && s.noise == 0);
