@@ -15,7 +15,8 @@ fail=0
 args=(run --operator softmax --dtype fp16 --cases last --impl cuda --autotune --gpu precompile --case-timeout 8)
 out=$(TILEBENCH_CACHE_DIR="$work/cache1" "$TB" "${args[@]}" 2>&1); rc=$?
 echo "$out"
-grep -qE "^  precompile: [0-9]+ plans \([0-9]+ kernels: ([2-9][0-9]|[1-9][0-9]{2,}) compiled, 0 cached\)" <<<"$out" \
+# (14 candidates at this case since session 13's row cuts, oplib.row_worth; 24 before: at least 10)
+grep -qE "^  precompile: [0-9]+ plans \([0-9]+ kernels: ([1-9][0-9]|[1-9][0-9]{2,}) compiled, 0 cached\)" <<<"$out" \
   && echo "ok   precompile compiled the candidates" || { echo "FAIL precompile line"; fail=1; }
 [ $rc -eq 0 ] && grep -qE "fp16 +cuda +[0-9.]+ .* ok$" <<<"$out" && echo "ok   case ok within 8 s" || { echo "FAIL rc=$rc"; fail=1; }
 run=$(ls "$work/results/precompile/runs")
@@ -25,7 +26,7 @@ local _, rows = journal.read(arg[1])
 for _, r in ipairs(rows) do
   if r.impl == "cuda" then
     assert(r.status == "ok", "status " .. tostring(r.status) .. " " .. tostring(r.reason))
-    assert(r.search and r.search.mode == "halving" and r.search.screened >= 20 and #r.search.finalists == 3,
+    assert(r.search and r.search.mode == "halving" and r.search.screened >= 10 and #r.search.finalists == 3,
       "search record " .. journal.encode(r.search or {}))
     print(string.format("ok   halving: %d screened, finalists %s, chose %s (%.4f ms)", r.search.screened,
       table.concat(r.search.finalists, " / "), r.config, r.ms))
